@@ -1,0 +1,51 @@
+# One command sets up and runs; one command checks it all.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8080
+APERTIUM_PACKAGES := apertium apertium-eng-spa apertium-fr-es apertium-eng-cat apertium-apy
+
+.PHONY: run test lint typecheck pytest apertium venv bench clean
+
+$(BIN)/dragoman: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+venv: $(BIN)/dragoman
+
+# Apertium comes from Debian's packages; install only what is missing.
+apertium:
+	@missing=""; for p in $(APERTIUM_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+
+run: apertium venv
+	$(BIN)/dragoman serve --host $(HOST) --port $(PORT)
+
+lint: venv
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: venv
+	$(BIN)/mypy src
+
+pytest: apertium venv
+	$(BIN)/pytest -q
+
+test: lint typecheck pytest
+
+bench: apertium venv
+	$(BIN)/python bench/bulk.py
+	$(BIN)/python bench/sync.py
+	$(BIN)/python bench/scale.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

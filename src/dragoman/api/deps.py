@@ -1,0 +1,19 @@
+"""Typed access to the running service from a request."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from dragoman.api.auth import tenant_of
+from dragoman.embedded import EmbeddedService
+
+
+def service_of(request: Request) -> EmbeddedService:
+    service: EmbeddedService = request.app.state.service
+    return service
+
+
+Service = Annotated[EmbeddedService, Depends(service_of)]
+Tenant = Annotated[str | None, Depends(tenant_of)]

@@ -1,0 +1,164 @@
+"""The ``dragoman`` command: run the service, translate files, follow jobs."""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import httpx
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+app = typer.Typer(help="dragoman: self-hosted batch machine translation.", no_args_is_help=True)
+console = Console(stderr=True)
+
+Server = Annotated[
+    str, typer.Option("--server", envvar="DRAGOMAN_SERVER", help="URL of a dragoman API")
+]
+ApiKey = Annotated[
+    str | None, typer.Option("--api-key", envvar="DRAGOMAN_API_KEY", help="Bearer API key")
+]
+DEFAULT_SERVER = "http://127.0.0.1:8080"
+FINISHED = {"succeeded", "failed", "cancelled"}
+
+
+def _logging() -> None:
+    logging.basicConfig(
+        level=os.environ.get("DRAGOMAN_LOG_LEVEL", "INFO"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on")] = 8080,
+    data_dir: Annotated[Path | None, typer.Option(help="Where the SQLite store lives")] = None,
+) -> None:
+    """Run the embedded service: API, queue, watchdog and workers in one process."""
+    import uvicorn
+
+    from dragoman.api.app import create_app
+    from dragoman.embedded import EmbeddedService
+    from dragoman.settings import Settings
+
+    _logging()
+    overrides: dict[str, Any] = {"host": host, "port": port}
+    if data_dir is not None:
+        overrides["data_dir"] = data_dir
+    settings = Settings(**overrides)
+    api = create_app(EmbeddedService(settings))
+    uvicorn.run(api, host=settings.host, port=settings.port, log_level="warning")
+
+
+def _client(server: str, api_key: str | None) -> httpx.Client:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return httpx.Client(base_url=server, headers=headers, timeout=60)
+
+
+def _check(response: httpx.Response) -> dict[str, Any]:
+    if response.is_success:
+        body: dict[str, Any] = response.json()
+        return body
+    try:
+        error = response.json()["error"]
+        message = f"{error['code']}: {error['message']}"
+    except (ValueError, KeyError, TypeError):
+        message = response.text
+    console.print(f"[red]error {response.status_code}[/red] {message}")
+    raise typer.Exit(1)
+
+
+def output_path(path: Path, target: str) -> Path:
+    """``a.txt`` translated to ``es`` is written as ``a.es.txt``."""
+    return path.with_name(f"{path.stem}.{target}{path.suffix}")
+
+
+@app.command()
+def translate(
+    files: Annotated[list[Path], typer.Argument(help="Text files, one segment per line")],
+    source: Annotated[str, typer.Option("--from", help="Source language")],
+    target: Annotated[str, typer.Option("--to", help="Target language")],
+    server: Server = DEFAULT_SERVER,
+    api_key: ApiKey = None,
+    priority: Annotated[str, typer.Option(help="low, normal or high")] = "normal",
+) -> None:
+    """Translate files as one job and write each beside its source as NAME.<to>.EXT."""
+    lines = {path: path.read_text(encoding="utf-8").splitlines() for path in files}
+    documents = [
+        {"name": path.name, "segments": [line for line in content if line.strip()]}
+        for path, content in lines.items()
+    ]
+    body = {
+        "source_lang": source,
+        "target_lang": target,
+        "documents": documents,
+        "priority": priority,
+    }
+    with _client(server, api_key) as client:
+        job = _check(client.post("/v1/jobs", json=body))
+        job = _follow(client, job)
+        if job["status"] != "succeeded":
+            console.print(f"[red]job {job['id']} {job['status']}[/red] {job.get('error') or ''}")
+            raise typer.Exit(1)
+        result = _check(client.get(f"/v1/jobs/{job['id']}/result"))
+    for (path, content), doc in zip(lines.items(), result["documents"], strict=True):
+        translated = iter(doc["segments"])
+        out = [next(translated) if line.strip() else line for line in content]
+        destination = output_path(path, target)
+        destination.write_text("\n".join(out) + "\n", encoding="utf-8")
+        console.print(f"{path} → {destination}")
+
+
+def _follow(client: httpx.Client, job: dict[str, Any]) -> dict[str, Any]:
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task(
+            f"job {job['id'][:8]}", total=job["segments_total"], status=job["status"]
+        )
+        while job["status"] not in FINISHED:
+            time.sleep(0.2)
+            job = _check(client.get(f"/v1/jobs/{job['id']}"))
+            progress.update(task, completed=job["segments_done"], status=job["status"])
+    return job
+
+
+@app.command()
+def jobs(
+    status: Annotated[str | None, typer.Option(help="Only jobs in this status")] = None,
+    limit: Annotated[int, typer.Option(help="How many")] = 20,
+    server: Server = DEFAULT_SERVER,
+    api_key: ApiKey = None,
+) -> None:
+    """List recent jobs."""
+    params: dict[str, Any] = {"limit": limit}
+    if status:
+        params["status"] = status
+    with _client(server, api_key) as client:
+        page = _check(client.get("/v1/jobs", params=params))
+    table = Table("id", "status", "pair", "pool", "done", "created")
+    for job in page["jobs"]:
+        table.add_row(
+            job["id"],
+            job["status"],
+            f"{job['source_lang']}-{job['target_lang']}",
+            job["pool"],
+            f"{job['segments_done']}/{job['segments_total']}",
+            job["created_at"],
+        )
+    Console().print(table)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,77 @@
+"""One small tree of errors, grouped by who handles them.
+
+- ``ClientError``: the caller's fault; mapped to a 4xx in ``api/errors.py`` and nowhere else.
+- ``TransientError``: a dependency is unavailable; retry later (HTTP 503 with Retry-After).
+- ``FatalError``: the work cannot succeed as asked; the job fails with a reason.
+"""
+
+from __future__ import annotations
+
+
+class DragomanError(Exception):
+    code = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ClientError(DragomanError):
+    status = 400
+    code = "bad_request"
+
+
+class InvalidRequest(ClientError):
+    status = 422
+    code = "invalid_request"
+
+
+class UnsupportedPair(ClientError):
+    status = 422
+    code = "unsupported_language_pair"
+
+
+class InvalidSegment(ClientError):
+    status = 422
+    code = "invalid_segment"
+
+
+class PayloadTooLarge(ClientError):
+    status = 413
+    code = "payload_too_large"
+
+
+class Unauthorized(ClientError):
+    status = 401
+    code = "unauthorized"
+
+
+class NotFound(ClientError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(ClientError):
+    status = 409
+    code = "conflict"
+
+
+class TransientError(DragomanError):
+    code = "unavailable"
+    retry_after_s = 5
+
+
+class StoreUnavailable(TransientError):
+    code = "store_unavailable"
+
+
+class FatalError(DragomanError):
+    code = "fatal"
+
+
+class EngineError(FatalError):
+    code = "engine_error"
+
+
+class EngineTimeout(EngineError):
+    code = "engine_timeout"

@@ -1,0 +1,93 @@
+"""The nouns every part shares: jobs, their states, priorities and pools."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+
+
+class JobStatus(StrEnum):
+    """Where a job stands. Each state, in order of a normal life:
+
+    - ``queued``: accepted and stored, waiting for capacity in its pool.
+    - ``submitted``: dispatched to the pool's worker queue (attempt counted), no heartbeat yet.
+    - ``running``: a worker heartbeats for it; ``segments_done`` grows.
+    - ``succeeded``: every segment has its translation.
+    - ``failed``: gave up, with an error saying why (bad input, engine, attempts exhausted).
+    - ``cancelled``: the client asked to stop it.
+    """
+
+    QUEUED = "queued"
+    SUBMITTED = "submitted"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self in FINISHED
+
+
+FINISHED = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED})
+IN_FLIGHT = frozenset({JobStatus.SUBMITTED, JobStatus.RUNNING})
+
+
+class Priority(StrEnum):
+    LOW = "low"
+    NORMAL = "normal"
+    HIGH = "high"
+
+    @property
+    def rank(self) -> int:
+        """Higher runs first."""
+        return _RANKS[self]
+
+
+_RANKS = {Priority.LOW: 0, Priority.NORMAL: 1, Priority.HIGH: 2}
+
+
+class Pool(StrEnum):
+    CPU = "cpu"
+    GPU = "gpu"
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    name: str
+    segments: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class JobError:
+    code: str
+    message: str
+
+
+@dataclass(slots=True)
+class Job:
+    """A job as the store keeps it (its segments live apart, see ``JobStore``)."""
+
+    id: str
+    tenant: str | None
+    source_lang: str
+    target_lang: str
+    engine: str
+    pool: Pool
+    priority: Priority
+    documents: int
+    segments_total: int
+    status: JobStatus = JobStatus.QUEUED
+    segments_done: int = 0
+    attempts: int = 0
+    created_at: datetime = field(default_factory=utcnow)
+    submitted_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    heartbeat_at: datetime | None = None
+    error: JobError | None = None

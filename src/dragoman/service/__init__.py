@@ -1,0 +1,1 @@
+"""The BatchRequestsManager and BatchRequestsQueue: accepting, persisting and ordering jobs."""

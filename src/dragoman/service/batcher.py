@@ -1,0 +1,86 @@
+"""Dynamic batching for ``POST /v1/translate``, like an inference server's batcher.
+
+Concurrent requests of one engine and pair wait a few milliseconds, then go through the
+engine as one batch; each caller gets back its own slice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from dragoman.engines import Pair
+from dragoman.engines.registry import Engines
+from dragoman.metrics import Metrics
+
+
+@dataclass(slots=True)
+class _Batch:
+    requests: list[tuple[Sequence[str], asyncio.Future[list[str]]]] = field(default_factory=list)
+    size: int = 0
+
+
+class DynamicBatcher:
+    def __init__(
+        self, engines: Engines, metrics: Metrics, *, delay_s: float, max_segments: int
+    ) -> None:
+        self._engines = engines
+        self._metrics = metrics
+        self._delay_s = delay_s
+        self._max_segments = max_segments
+        self._open: dict[tuple[str, Pair], _Batch] = {}
+        self._running: set[asyncio.Task[None]] = set()
+
+    async def translate(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
+        key = (engine, pair)
+        batch = self._open.get(key)
+        if batch is None:
+            batch = self._open[key] = _Batch()
+            self._spawn(self._flush_later(key, batch))
+        future: asyncio.Future[list[str]] = asyncio.get_running_loop().create_future()
+        batch.requests.append((segments, future))
+        batch.size += len(segments)
+        if batch.size >= self._max_segments:
+            self._close(key, batch)
+            self._spawn(self._run(key, batch))
+        return await future
+
+    def _spawn(self, coro: object) -> None:
+        task: asyncio.Task[None] = asyncio.create_task(coro)  # type: ignore[arg-type]
+        self._running.add(task)
+        task.add_done_callback(self._running.discard)
+
+    def _close(self, key: tuple[str, Pair], batch: _Batch) -> None:
+        if self._open.get(key) is batch:
+            del self._open[key]
+
+    async def _flush_later(self, key: tuple[str, Pair], batch: _Batch) -> None:
+        await asyncio.sleep(self._delay_s)
+        if self._open.get(key) is batch:
+            self._close(key, batch)
+            await self._run(key, batch)
+
+    async def _run(self, key: tuple[str, Pair], batch: _Batch) -> None:
+        engine, pair = key
+        texts = [text for segments, _ in batch.requests for text in segments]
+        began = time.perf_counter()
+        try:
+            out = await self._engines.translate(engine, pair, texts)
+        except Exception as exc:
+            for _, future in batch.requests:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        self._metrics.observe_batch(engine, len(texts), time.perf_counter() - began)
+        self._metrics.sync_segments.labels(engine).inc(len(texts))
+        start = 0
+        for segments, future in batch.requests:
+            if not future.done():
+                future.set_result(out[start : start + len(segments)])
+            start += len(segments)
+
+    async def close(self) -> None:
+        for task in list(self._running):
+            task.cancel()

@@ -1,0 +1,134 @@
+"""BatchRequestsManager: validates, routes to a pool, persists, queues; recovers at start-up
+and deletes finished jobs once their retention is over."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+
+from dragoman.clock import Clock
+from dragoman.engines import Pair
+from dragoman.engines.registry import Engines
+from dragoman.errors import Conflict, NotFound
+from dragoman.models import Document, Job, JobStatus, Pool, Priority
+from dragoman.service.queue import BatchRequestsQueue, Waiting
+from dragoman.service.validation import check_segments
+from dragoman.settings import Settings
+from dragoman.store import JobStore
+
+log = logging.getLogger(__name__)
+
+
+class BatchRequestsManager:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        store: JobStore,
+        engines: Engines,
+        queue: BatchRequestsQueue,
+        clock: Clock,
+        wake_dispatcher: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._engines = engines
+        self._queue = queue
+        self._clock = clock
+        self._wake = wake_dispatcher
+        self._cleaner: asyncio.Task[None] | None = None
+
+    def route(self, segments: int) -> Pool:
+        """Big jobs go to the GPU pool when it has workers; everything else to the CPU pool."""
+        big = segments >= self._settings.gpu_threshold_segments
+        return Pool.GPU if big and self._settings.gpu_max_workers > 0 else Pool.CPU
+
+    async def submit(
+        self,
+        *,
+        tenant: str | None,
+        pair: Pair,
+        documents: Sequence[Document],
+        priority: Priority = Priority.NORMAL,
+        engine: str | None = None,
+    ) -> Job:
+        chosen = self._engines.resolve(pair, engine)
+        total = check_segments(
+            documents,
+            max_segments=self._settings.max_segments_per_job,
+            max_chars=self._settings.max_segment_chars,
+        )
+        job = Job(
+            id=uuid.uuid4().hex,
+            tenant=tenant,
+            source_lang=pair.source,
+            target_lang=pair.target,
+            engine=chosen.name,
+            pool=self.route(total),
+            priority=priority,
+            documents=len(documents),
+            segments_total=total,
+            created_at=self._clock.now(),
+        )
+        await self._store.create(job, documents)
+        self._enqueue(job)
+        log.info("job %s queued (%s, %d segments, pool %s)", job.id, pair, total, job.pool)
+        return job
+
+    def _enqueue(self, job: Job) -> None:
+        self._queue.push(Waiting(job.id, job.pool, job.priority, job.tenant))
+        self._wake()
+
+    async def get(self, job_id: str, tenant: str | None) -> Job:
+        job = await self._store.get(job_id)
+        # Another tenant's job is reported missing, not forbidden: ids are not disclosed.
+        if job is None or (tenant is not None and job.tenant != tenant):
+            raise NotFound(f"job {job_id} not found")
+        return job
+
+    async def cancel(self, job_id: str, tenant: str | None) -> Job:
+        job = await self.get(job_id, tenant)
+        cancelled = await self._store.cancel(job.id, self._clock.now())
+        if cancelled is None:
+            raise Conflict(f"job {job_id} has already finished ({job.status})")
+        self._queue.remove(job_id)
+        log.info("job %s cancelled", job_id)
+        return cancelled
+
+    async def recover(self) -> int:
+        """Puts every queued job back in the queue; the watchdog adopts the in-flight ones."""
+        queued = await self._store.in_status([JobStatus.QUEUED])
+        for job in queued:
+            self._enqueue(job)
+        if queued:
+            log.info("recovered %d queued jobs", len(queued))
+        return len(queued)
+
+    async def purge_expired(self) -> int:
+        cutoff = self._clock.now() - timedelta(seconds=self._settings.result_retention_s)
+        removed = await self._store.purge(cutoff)
+        if removed:
+            log.info("deleted %d finished jobs past their retention", removed)
+        return removed
+
+    def start(self) -> None:
+        self._cleaner = asyncio.create_task(self._clean_forever(), name="manager-cleaner")
+
+    async def _clean_forever(self) -> None:
+        interval = min(60.0, self._settings.result_retention_s / 2)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.purge_expired()
+            except Exception:
+                log.exception("purging finished jobs failed; will retry")
+
+    async def stop(self) -> None:
+        if self._cleaner is not None:
+            self._cleaner.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._cleaner

@@ -1,0 +1,90 @@
+"""The one frozen settings object, read from ``DRAGOMAN_*`` variables and CLI flags."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from dragoman.models import Pool
+
+
+def _cores() -> int:
+    return os.cpu_count() or 1
+
+
+class Settings(BaseSettings):
+    """Every knob of dragoman. Durations end in ``_s``; defaults serve the embedded mode."""
+
+    model_config = SettingsConfigDict(env_prefix="DRAGOMAN_", frozen=True, extra="ignore")
+
+    data_dir: Path = Path(".dragoman")
+    database_url: str | None = None
+    broker_url: str = "memory://"
+    api_keys: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8080
+
+    gpu_threshold_segments: int = Field(3000, ge=1)
+    heartbeat_interval_s: float = Field(1.0, gt=0)
+    heartbeat_timeout_s: float = Field(30.0, gt=0)
+    max_attempts: int = Field(3, ge=1)
+    result_retention_s: float = Field(7 * 24 * 3600.0, gt=0)
+    sweep_interval_s: float = Field(1.0, gt=0)
+
+    cpu_min_workers: int = Field(0, ge=0)
+    cpu_max_workers: int = Field(default_factory=_cores, ge=1)
+    cpu_standby_workers: int = Field(1, ge=0)
+    cpu_scale_down_delay_s: float = Field(60.0, ge=0)
+    gpu_min_workers: int = Field(0, ge=0)
+    gpu_max_workers: int = Field(0, ge=0)
+    gpu_standby_workers: int = Field(0, ge=0)
+    gpu_scale_down_delay_s: float = Field(300.0, ge=0)
+
+    max_segments_per_job: int = Field(1_000_000, ge=1)
+    max_segment_chars: int = Field(10_000, ge=1)
+    max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    sync_max_segments: int = Field(100, ge=1)
+    sync_batch_delay_s: float = Field(0.002, ge=0)
+    sync_batch_max_segments: int = Field(512, ge=1)
+    chunk_segments: int = Field(256, ge=1)
+
+    apertium_modes_dir: Path = Path("/usr/share/apertium/modes")
+    apertium_pipelines_per_pair: int = Field(default_factory=lambda: max(1, min(4, _cores())), ge=1)
+    apertium_max_uses: int = Field(2000, ge=1)
+    apertium_read_timeout_s: float = Field(20.0, gt=0)
+    apertium_idle_shutdown_s: float = Field(900.0, gt=0)
+
+    @field_validator("api_keys")
+    @classmethod
+    def _keys_are_pairs(cls, value: str | None) -> str | None:
+        if value:
+            for item in value.split(","):
+                tenant, sep, key = item.strip().partition(":")
+                if not sep or not tenant or not key:
+                    raise ValueError("DRAGOMAN_API_KEYS must look like 'tenant:key,tenant:key'")
+        return value
+
+    @property
+    def tenants_by_key(self) -> dict[str, str]:
+        """Maps each API key to its tenant; empty when authentication is off."""
+        if not self.api_keys:
+            return {}
+        pairs = (item.strip().partition(":") for item in self.api_keys.split(","))
+        return {key: tenant for tenant, _, key in pairs}
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The SQLAlchemy async URL: plain ``postgresql://`` and ``sqlite:///`` are accepted."""
+        url = self.database_url or f"sqlite:///{self.data_dir / 'dragoman.db'}"
+        if url.startswith("sqlite:///"):
+            return "sqlite+aiosqlite:///" + url.removeprefix("sqlite:///")
+        for prefix in ("postgresql://", "postgres://"):
+            if url.startswith(prefix):
+                return "postgresql+asyncpg://" + url.removeprefix(prefix)
+        return url
+
+    def max_workers(self, pool: Pool) -> int:
+        return self.cpu_max_workers if pool is Pool.CPU else self.gpu_max_workers

@@ -1,0 +1,96 @@
+"""Where jobs, their segments and their results live."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+
+from dragoman.models import Document, Job, JobError, JobStatus
+
+
+class JobStore(Protocol):
+    """Durable job state. Every write that a worker or the watchdog makes on behalf of an
+    attempt is fenced: it applies only while that attempt is the job's current one."""
+
+    async def open(self) -> None:
+        """Connects and brings the schema up to date."""
+        ...
+
+    async def close(self) -> None: ...
+
+    async def ping(self) -> None:
+        """Raises ``StoreUnavailable`` when the database cannot be reached."""
+        ...
+
+    async def create(self, job: Job, documents: Sequence[Document]) -> None: ...
+
+    async def get(self, job_id: str) -> Job | None: ...
+
+    async def list_jobs(
+        self, *, tenant: str | None, status: JobStatus | None, limit: int, cursor: str | None
+    ) -> tuple[list[Job], str | None]:
+        """Newest first; the cursor, when not None, continues after the last job returned."""
+        ...
+
+    async def sources(self, job_id: str) -> list[tuple[int, str]]:
+        """``(position, text)`` of the segments still without a translation, in order."""
+        ...
+
+    async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
+        """Each document's name and its translations so far (``None`` = not yet)."""
+        ...
+
+    async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
+        """``queued`` → ``submitted`` with one more attempt; None if the job was not queued."""
+        ...
+
+    async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
+        """Records a heartbeat of ``attempt``; ``running`` starts here. Returns the job's
+        status, or None when ``attempt`` is stale."""
+        ...
+
+    async def write_results(
+        self, job_id: str, attempt: int, results: Sequence[tuple[int, str]], now: datetime
+    ) -> bool:
+        """Stores translations by position; False (and nothing written) if the attempt is
+        stale or the job is no longer in flight."""
+        ...
+
+    async def finish(
+        self,
+        job_id: str,
+        attempt: int,
+        status: JobStatus,
+        error: JobError | None,
+        now: datetime,
+    ) -> bool:
+        """Ends an in-flight attempt with ``status``; False if stale."""
+        ...
+
+    async def requeue(self, job_id: str, attempt: int, now: datetime) -> bool:
+        """Puts an in-flight attempt back to ``queued`` for a retry; False if stale."""
+        ...
+
+    async def cancel(self, job_id: str, now: datetime) -> Job | None:
+        """Cancels an unfinished job; None if it had already finished."""
+        ...
+
+    async def in_status(self, statuses: Sequence[JobStatus]) -> list[Job]: ...
+
+    async def stale(self, heartbeat_before: datetime) -> list[Job]:
+        """In-flight jobs whose last heartbeat is older than ``heartbeat_before``."""
+        ...
+
+    async def purge(self, finished_before: datetime) -> int:
+        """Deletes finished jobs and their data; returns how many."""
+        ...
+
+    async def counts(self) -> dict[JobStatus, int]: ...
+
+
+def open_store(database_url: str) -> JobStore:
+    """The store for a SQLAlchemy async URL (SQLite or PostgreSQL)."""
+    from dragoman.store.sql import SqlJobStore
+
+    return SqlJobStore(database_url)

@@ -1,0 +1,380 @@
+"""``JobStore`` on SQLAlchemy 2 async: SQLite (aiosqlite) and PostgreSQL (asyncpg)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, bindparam, delete, event, func, insert, select, update
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from dragoman.errors import StoreUnavailable
+from dragoman.models import (
+    FINISHED,
+    IN_FLIGHT,
+    Document,
+    Job,
+    JobError,
+    JobStatus,
+    Pool,
+    Priority,
+)
+from dragoman.store.tables import documents, jobs, segments
+
+_MIGRATIONS = Path(__file__).parent / "migrations"
+_IN_FLIGHT = [s.value for s in IN_FLIGHT]
+_FINISHED = [s.value for s in FINISHED]
+_UNFINISHED = [s.value for s in JobStatus if s not in FINISHED]
+
+
+def _aware(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+def _job(row: Any) -> Job:
+    error = JobError(row.error_code, row.error_message or "") if row.error_code else None
+    return Job(
+        id=row.id,
+        tenant=row.tenant,
+        source_lang=row.source_lang,
+        target_lang=row.target_lang,
+        engine=row.engine,
+        pool=Pool(row.pool),
+        priority=Priority(row.priority),
+        documents=row.documents,
+        segments_total=row.segments_total,
+        status=JobStatus(row.status),
+        segments_done=row.segments_done,
+        attempts=row.attempts,
+        created_at=_aware(row.created_at) or datetime.now(UTC),
+        submitted_at=_aware(row.submitted_at),
+        started_at=_aware(row.started_at),
+        finished_at=_aware(row.finished_at),
+        heartbeat_at=_aware(row.heartbeat_at),
+        error=error,
+    )
+
+
+def _unavailable(exc: DBAPIError) -> Exception:
+    """Connection trouble becomes ``StoreUnavailable``; anything else is a bug and stays."""
+    if exc.connection_invalidated or isinstance(exc, OperationalError | InterfaceError):
+        return StoreUnavailable(f"database unavailable: {type(exc.orig).__name__}")
+    return exc
+
+
+def _upgrade(connection: Connection) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers (result polling) run beside the writer; NORMAL sync is still
+    # crash-safe in WAL mode and keeps commits cheap.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+class SqlJobStore:
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._engine: AsyncEngine | None = None
+        self._sqlite = url.startswith("sqlite")
+        # SQLite allows one writer at a time; serialising writes here avoids lock waits.
+        self._write_lock = asyncio.Lock() if self._sqlite else None
+
+    async def open(self) -> None:
+        if self._sqlite:
+            path = self._url.split("///", 1)[-1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_async_engine(self._url, connect_args={"timeout": 30})
+            event.listen(engine.sync_engine, "connect", _tune_sqlite)
+        else:
+            engine = create_async_engine(self._url, pool_pre_ping=True, pool_size=10)
+        self._engine = engine
+        async with self._tx() as conn:
+            await conn.run_sync(_upgrade)
+
+    async def close(self) -> None:
+        if self._engine is not None:
+            await self._engine.dispose()
+            self._engine = None
+
+    @asynccontextmanager
+    async def _tx(self) -> AsyncIterator[AsyncConnection]:
+        if self._engine is None:
+            raise StoreUnavailable("the store is not open")
+        try:
+            if self._write_lock is not None:
+                async with self._write_lock, self._engine.begin() as conn:
+                    yield conn
+            else:
+                async with self._engine.begin() as conn:
+                    yield conn
+        except DBAPIError as exc:
+            raise _unavailable(exc) from None
+        except OSError as exc:
+            raise StoreUnavailable(f"database unavailable: {exc}") from None
+
+    @asynccontextmanager
+    async def _read(self) -> AsyncIterator[AsyncConnection]:
+        if self._engine is None:
+            raise StoreUnavailable("the store is not open")
+        try:
+            async with self._engine.connect() as conn:
+                yield conn
+        except DBAPIError as exc:
+            raise _unavailable(exc) from None
+        except OSError as exc:
+            raise StoreUnavailable(f"database unavailable: {exc}") from None
+
+    async def ping(self) -> None:
+        async with self._read() as conn:
+            await conn.execute(select(1))
+
+    async def create(self, job: Job, docs: Sequence[Document]) -> None:
+        doc_rows, seg_rows, position = [], [], 0
+        for ordinal, doc in enumerate(docs):
+            doc_rows.append(
+                {
+                    "job_id": job.id,
+                    "ordinal": ordinal,
+                    "name": doc.name,
+                    "first_position": position,
+                    "segment_count": len(doc.segments),
+                }
+            )
+            for text in doc.segments:
+                seg_rows.append({"job_id": job.id, "position": position, "source": text})
+                position += 1
+        async with self._tx() as conn:
+            await conn.execute(insert(jobs).values(**self._job_row(job)))
+            await conn.execute(insert(documents), doc_rows)
+            await conn.execute(insert(segments), seg_rows)
+
+    @staticmethod
+    def _job_row(job: Job) -> dict[str, Any]:
+        return {
+            "id": job.id,
+            "tenant": job.tenant,
+            "source_lang": job.source_lang,
+            "target_lang": job.target_lang,
+            "engine": job.engine,
+            "pool": job.pool.value,
+            "priority": job.priority.value,
+            "status": job.status.value,
+            "documents": job.documents,
+            "segments_total": job.segments_total,
+            "segments_done": job.segments_done,
+            "attempts": job.attempts,
+            "created_at": job.created_at,
+        }
+
+    async def get(self, job_id: str) -> Job | None:
+        async with self._read() as conn:
+            row = (await conn.execute(select(jobs).where(jobs.c.id == job_id))).first()
+        return _job(row) if row else None
+
+    async def list_jobs(
+        self, *, tenant: str | None, status: JobStatus | None, limit: int, cursor: str | None
+    ) -> tuple[list[Job], str | None]:
+        query = select(jobs).order_by(jobs.c.seq.desc()).limit(limit + 1)
+        if tenant is not None:
+            query = query.where(jobs.c.tenant == tenant)
+        if status is not None:
+            query = query.where(jobs.c.status == status.value)
+        if cursor is not None:
+            query = query.where(jobs.c.seq < int(cursor))
+        async with self._read() as conn:
+            rows = (await conn.execute(query)).all()
+        next_cursor = str(rows[limit - 1].seq) if len(rows) > limit else None
+        return [_job(row) for row in rows[:limit]], next_cursor
+
+    async def sources(self, job_id: str) -> list[tuple[int, str]]:
+        query = (
+            select(segments.c.position, segments.c.source)
+            .where(segments.c.job_id == job_id, segments.c.target.is_(None))
+            .order_by(segments.c.position)
+        )
+        async with self._read() as conn:
+            return [(row.position, row.source) for row in await conn.execute(query)]
+
+    async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
+        doc_query = (
+            select(documents.c.name, documents.c.segment_count)
+            .where(documents.c.job_id == job_id)
+            .order_by(documents.c.ordinal)
+        )
+        seg_query = (
+            select(segments.c.target)
+            .where(segments.c.job_id == job_id)
+            .order_by(segments.c.position)
+        )
+        async with self._read() as conn:
+            docs = (await conn.execute(doc_query)).all()
+            targets: list[str | None] = [row.target for row in await conn.execute(seg_query)]
+        out, start = [], 0
+        for doc in docs:
+            out.append((doc.name, targets[start : start + doc.segment_count]))
+            start += doc.segment_count
+        return out
+
+    def _current(self, job_id: str, attempt: int) -> Any:
+        return (
+            update(jobs)
+            .where(jobs.c.id == job_id, jobs.c.attempts == attempt)
+            .where(jobs.c.status.in_(_IN_FLIGHT))
+        )
+
+    async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.status == JobStatus.QUEUED.value)
+                .values(
+                    status=JobStatus.SUBMITTED.value,
+                    attempts=jobs.c.attempts + 1,
+                    submitted_at=now,
+                    heartbeat_at=now,
+                )
+            )
+            if result.rowcount != 1:
+                return None
+            row = (await conn.execute(select(jobs).where(jobs.c.id == job_id))).one()
+        return _job(row)
+
+    async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                self._current(job_id, attempt).values(
+                    heartbeat_at=now,
+                    status=JobStatus.RUNNING.value,
+                    started_at=func.coalesce(jobs.c.started_at, now),
+                )
+            )
+            if result.rowcount == 1:
+                return JobStatus.RUNNING
+            row = (
+                await conn.execute(
+                    select(jobs.c.status, jobs.c.attempts).where(jobs.c.id == job_id)
+                )
+            ).first()
+        if row is None or row.attempts != attempt:
+            return None
+        return JobStatus(row.status)
+
+    async def write_results(
+        self, job_id: str, attempt: int, results: Sequence[tuple[int, str]], now: datetime
+    ) -> bool:
+        async with self._tx() as conn:
+            # The fence and the write share one transaction: the job row stays locked until
+            # commit, so a retry cannot slip in between and both attempts write.
+            fenced = await conn.execute(
+                self._current(job_id, attempt).values(
+                    segments_done=jobs.c.segments_done + len(results),
+                    heartbeat_at=now,
+                    status=JobStatus.RUNNING.value,
+                    started_at=func.coalesce(jobs.c.started_at, now),
+                )
+            )
+            if fenced.rowcount != 1:
+                return False
+            if results:
+                await conn.execute(
+                    update(segments)
+                    .where(
+                        segments.c.job_id == job_id,
+                        segments.c.position == bindparam("p"),
+                    )
+                    .values(target=bindparam("t")),
+                    [{"p": position, "t": text} for position, text in results],
+                )
+        return True
+
+    async def finish(
+        self,
+        job_id: str,
+        attempt: int,
+        status: JobStatus,
+        error: JobError | None,
+        now: datetime,
+    ) -> bool:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                self._current(job_id, attempt).values(
+                    status=status.value,
+                    finished_at=now,
+                    error_code=error.code if error else None,
+                    error_message=error.message if error else None,
+                )
+            )
+        return result.rowcount == 1
+
+    async def requeue(self, job_id: str, attempt: int, now: datetime) -> bool:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                self._current(job_id, attempt).values(
+                    status=JobStatus.QUEUED.value, heartbeat_at=None
+                )
+            )
+        return result.rowcount == 1
+
+    async def cancel(self, job_id: str, now: datetime) -> Job | None:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.status.in_(_UNFINISHED))
+                .values(status=JobStatus.CANCELLED.value, finished_at=now)
+            )
+            if result.rowcount != 1:
+                return None
+            row = (await conn.execute(select(jobs).where(jobs.c.id == job_id))).one()
+        return _job(row)
+
+    async def in_status(self, statuses: Sequence[JobStatus]) -> list[Job]:
+        query = (
+            select(jobs).where(jobs.c.status.in_([s.value for s in statuses])).order_by(jobs.c.seq)
+        )
+        async with self._read() as conn:
+            return [_job(row) for row in await conn.execute(query)]
+
+    async def stale(self, heartbeat_before: datetime) -> list[Job]:
+        query = select(jobs).where(
+            jobs.c.status.in_(_IN_FLIGHT), jobs.c.heartbeat_at < heartbeat_before
+        )
+        async with self._read() as conn:
+            return [_job(row) for row in await conn.execute(query)]
+
+    async def purge(self, finished_before: datetime) -> int:
+        async with self._tx() as conn:
+            ids = select(jobs.c.id).where(
+                jobs.c.status.in_(_FINISHED), jobs.c.finished_at < finished_before
+            )
+            doomed = [row.id for row in await conn.execute(ids)]
+            if doomed:
+                await conn.execute(delete(segments).where(segments.c.job_id.in_(doomed)))
+                await conn.execute(delete(documents).where(documents.c.job_id.in_(doomed)))
+                await conn.execute(delete(jobs).where(jobs.c.id.in_(doomed)))
+        return len(doomed)
+
+    async def counts(self) -> dict[JobStatus, int]:
+        query = select(jobs.c.status, func.count()).group_by(jobs.c.status)
+        async with self._read() as conn:
+            rows = (await conn.execute(query)).all()
+        found = {JobStatus(status): count for status, count in rows}
+        return {status: found.get(status, 0) for status in JobStatus}

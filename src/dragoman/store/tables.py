@@ -1,0 +1,66 @@
+"""The schema, as SQLAlchemy Core tables; Alembic migrations create it."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+jobs = Table(
+    "jobs",
+    metadata,
+    Column(
+        "seq", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("id", String(32), nullable=False, unique=True),
+    Column("tenant", String(128), nullable=True),
+    Column("source_lang", String(16), nullable=False),
+    Column("target_lang", String(16), nullable=False),
+    Column("engine", String(64), nullable=False),
+    Column("pool", String(8), nullable=False),
+    Column("priority", String(8), nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("documents", Integer, nullable=False),
+    Column("segments_total", Integer, nullable=False),
+    Column("segments_done", Integer, nullable=False, default=0),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("submitted_at", DateTime(timezone=True)),
+    Column("started_at", DateTime(timezone=True)),
+    Column("finished_at", DateTime(timezone=True)),
+    Column("heartbeat_at", DateTime(timezone=True)),
+    Column("error_code", String(64)),
+    Column("error_message", Text),
+    Index("ix_jobs_status", "status"),
+    Index("ix_jobs_tenant_seq", "tenant", "seq"),
+)
+
+documents = Table(
+    "documents",
+    metadata,
+    Column("job_id", String(32), ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True),
+    Column("ordinal", Integer, primary_key=True),
+    Column("name", Text, nullable=False),
+    Column("first_position", Integer, nullable=False),
+    Column("segment_count", Integer, nullable=False),
+)
+
+segments = Table(
+    "segments",
+    metadata,
+    Column("job_id", String(32), ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True),
+    Column("position", Integer, primary_key=True),
+    Column("source", Text, nullable=False),
+    Column("target", Text),
+)

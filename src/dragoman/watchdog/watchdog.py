@@ -1,0 +1,186 @@
+"""Watchdog: hands queued jobs to their pool's workers while capacity allows, relays the
+workers' completions, and retries (or fails) jobs whose heartbeats stop.
+
+Its state is the store's: in-flight jobs are rows with a heartbeat deadline, so a restarted
+watchdog adopts every open job. The in-memory ``_in_flight`` map only mirrors the store for
+capacity accounting and is rebuilt from it on every sweep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from datetime import timedelta
+
+from dragoman.bus import WATCHDOG_QUEUE, Bus, Message, work_queue
+from dragoman.clock import Clock
+from dragoman.models import IN_FLIGHT, JobError, JobStatus, Pool
+from dragoman.service.queue import BatchRequestsQueue, Waiting
+from dragoman.settings import Settings
+from dragoman.store import JobStore
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class _Flight:
+    pool: Pool
+    attempt: int
+
+
+class Watchdog:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        store: JobStore,
+        bus: Bus,
+        queue: BatchRequestsQueue,
+        clock: Clock,
+    ) -> None:
+        self._settings = settings
+        self._store = store
+        self._bus = bus
+        self._queue = queue
+        self._clock = clock
+        self._in_flight: dict[str, _Flight] = {}
+        self._wakeup = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    # -- capacity -------------------------------------------------------------------------
+
+    def in_flight(self, pool: Pool) -> int:
+        return sum(1 for flight in self._in_flight.values() if flight.pool is pool)
+
+    def _has_room(self, pool: Pool) -> bool:
+        return self.in_flight(pool) < self._settings.max_workers(pool)
+
+    def wake(self) -> None:
+        self._wakeup.set()
+
+    async def dispatch(self) -> int:
+        """Submits queued jobs while each pool has room; returns how many."""
+        sent = 0
+        for pool in Pool:
+            while self._has_room(pool):
+                waiting = self._queue.pop(pool)
+                if waiting is None:
+                    break
+                if await self._submit(waiting):
+                    sent += 1
+        return sent
+
+    async def _submit(self, waiting: Waiting) -> bool:
+        job = await self._store.mark_submitted(waiting.job_id, self._clock.now())
+        if job is None:  # cancelled while it waited
+            return False
+        self._in_flight[job.id] = _Flight(job.pool, job.attempts)
+        await self._bus.publish(work_queue(job.pool), {"job_id": job.id, "attempt": job.attempts})
+        log.info("job %s submitted to pool %s (attempt %d)", job.id, job.pool, job.attempts)
+        return True
+
+    # -- completions ----------------------------------------------------------------------
+
+    async def handle(self, message: Message) -> None:
+        """A worker's report: ``{"type": "done", "job_id", "attempt", "status", "error"}``."""
+        if message.get("type") != "done":
+            return
+        job_id, attempt = str(message["job_id"]), int(message["attempt"])
+        flight = self._in_flight.get(job_id)
+        if flight is None or flight.attempt != attempt:
+            log.info("job %s: ignoring report of stale attempt %d", job_id, attempt)
+            return
+        status = JobStatus(message["status"])
+        error = message.get("error")
+        job_error = JobError(error["code"], error["message"]) if error else None
+        now = self._clock.now()
+        if status is JobStatus.SUCCEEDED:
+            if await self._store.finish(job_id, attempt, status, None, now):
+                log.info("job %s succeeded", job_id)
+        elif status is JobStatus.FAILED and message.get("retryable") and job_error:
+            await self._retry_or_fail(job_id, attempt, flight.pool, job_error)
+        elif status is JobStatus.FAILED and await self._store.finish(
+            job_id, attempt, status, job_error, now
+        ):
+            log.info("job %s failed: %s", job_id, job_error.message if job_error else "")
+        del self._in_flight[job_id]
+        self.wake()
+
+    async def _retry_or_fail(self, job_id: str, attempt: int, pool: Pool, error: JobError) -> None:
+        now = self._clock.now()
+        if attempt < self._settings.max_attempts:
+            if await self._store.requeue(job_id, attempt, now):
+                job = await self._store.get(job_id)
+                if job is not None:
+                    self._queue.push(Waiting(job.id, job.pool, job.priority, job.tenant))
+                log.info(
+                    "job %s will be retried after attempt %d: %s", job_id, attempt, error.message
+                )
+            return
+        reason = JobError(error.code, f"{error.message} (gave up after {attempt} attempts)")
+        if await self._store.finish(job_id, attempt, JobStatus.FAILED, reason, now):
+            log.info("job %s failed: %s", job_id, reason.message)
+
+    # -- heartbeats -----------------------------------------------------------------------
+
+    async def sweep(self) -> None:
+        """Retries or fails jobs whose heartbeats stopped; re-syncs capacity with the store."""
+        now = self._clock.now()
+        deadline = now - timedelta(seconds=self._settings.heartbeat_timeout_s)
+        for job in await self._store.stale(deadline):
+            self._in_flight.pop(job.id, None)
+            silence = JobError(
+                "heartbeat_timeout",
+                f"no heartbeat for {self._settings.heartbeat_timeout_s:g}s",
+            )
+            await self._retry_or_fail(job.id, job.attempts, job.pool, silence)
+        flying = await self._store.in_status(sorted(IN_FLIGHT))
+        self._in_flight = {job.id: _Flight(job.pool, job.attempts) for job in flying}
+        self.wake()
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.sweep()
+        self._tasks = [
+            asyncio.create_task(self._dispatch_forever(), name="watchdog-dispatch"),
+            asyncio.create_task(self._listen_forever(), name="watchdog-listen"),
+            asyncio.create_task(self._sweep_forever(), name="watchdog-sweep"),
+        ]
+
+    async def _dispatch_forever(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            try:
+                await self.dispatch()
+            except Exception:
+                log.exception("dispatch failed; will retry")
+                await asyncio.sleep(self._settings.sweep_interval_s)
+                self.wake()
+
+    async def _listen_forever(self) -> None:
+        async for delivery in self._bus.consume(WATCHDOG_QUEUE):
+            try:
+                await self.handle(delivery.body)
+            except Exception:
+                log.exception("handling %s failed", delivery.body)
+            await delivery.ack()
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._settings.sweep_interval_s)
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("sweep failed; will retry")
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []

@@ -1,0 +1,153 @@
+"""BatchWorker: one job at a time, from its pool's queue.
+
+For each job: translate the segments still missing in chunks, commit each chunk's results
+(fenced by the attempt), heartbeat all along, report the outcome to the watchdog, **then**
+ack. A crash before the ack leaves the message to be redelivered; the chunks already
+committed are not translated again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+from dragoman.bus import WATCHDOG_QUEUE, Bus, work_queue
+from dragoman.clock import Clock
+from dragoman.engines import Pair
+from dragoman.engines.registry import Engines
+from dragoman.errors import ClientError, DragomanError
+from dragoman.metrics import Metrics
+from dragoman.models import IN_FLIGHT, Job, JobStatus, Pool
+from dragoman.settings import Settings
+from dragoman.store import JobStore
+
+log = logging.getLogger(__name__)
+
+
+class _Stopped(Exception):
+    """The attempt is no longer current (cancelled, or retried elsewhere)."""
+
+
+class BatchWorker:
+    def __init__(
+        self,
+        *,
+        name: str,
+        pool: Pool,
+        settings: Settings,
+        store: JobStore,
+        bus: Bus,
+        engines: Engines,
+        clock: Clock,
+        metrics: Metrics,
+    ) -> None:
+        self.name = name
+        self.pool = pool
+        self._settings = settings
+        self._store = store
+        self._bus = bus
+        self._engines = engines
+        self._clock = clock
+        self._metrics = metrics
+        self.busy_with: str | None = None
+        self._draining = asyncio.Event()
+
+    async def run(self) -> None:
+        """Consumes until ``drain()``; the job in hand is always finished first."""
+        async for delivery in self._bus.consume(work_queue(self.pool)):
+            body = delivery.body
+            try:
+                await self.process(str(body["job_id"]), int(body["attempt"]))
+            except (KeyError, ValueError, TypeError):
+                log.error("worker %s: malformed message %r dead-lettered", self.name, body)
+                await delivery.reject()
+                continue
+            await delivery.ack()
+            if self._draining.is_set():
+                return
+
+    def drain(self) -> None:
+        self._draining.set()
+
+    async def process(self, job_id: str, attempt: int) -> None:
+        job = await self._store.get(job_id)
+        if job is None or job.status not in IN_FLIGHT or job.attempts != attempt:
+            log.info("worker %s: skipping stale message for job %s", self.name, job_id)
+            return
+        self.busy_with = job_id
+        try:
+            outcome = await self._attempt(job, attempt)
+        finally:
+            self.busy_with = None
+        await self._bus.publish(WATCHDOG_QUEUE, {"type": "done", **outcome})
+
+    async def _attempt(self, job: Job, attempt: int) -> dict[str, Any]:
+        report: dict[str, Any] = {"job_id": job.id, "attempt": attempt}
+        if await self._store.heartbeat(job.id, attempt, self._clock.now()) is not JobStatus.RUNNING:
+            return {**report, "status": JobStatus.CANCELLED.value}
+        log.info("job %s running on worker %s (attempt %d)", job.id, self.name, attempt)
+        work = asyncio.create_task(self._translate(job, attempt))
+        beats = asyncio.create_task(self._heartbeat(job.id, attempt, work))
+        try:
+            await work
+            return {**report, "status": JobStatus.SUCCEEDED.value}
+        except _Stopped:
+            return {**report, "status": JobStatus.CANCELLED.value}
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise  # this worker is being shut down, not the job cancelled
+            return {**report, "status": JobStatus.CANCELLED.value}
+        except Exception as exc:
+            return {**report, **self._failure(job.id, attempt, exc)}
+        finally:
+            work.cancel()
+            beats.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await beats
+
+    @staticmethod
+    def _failure(job_id: str, attempt: int, exc: Exception) -> dict[str, Any]:
+        if isinstance(exc, DragomanError):
+            code, message = exc.code, exc.message
+        else:
+            log.exception("job %s attempt %d: unexpected error", job_id, attempt)
+            code, message = "internal_error", f"{type(exc).__name__}: {exc}"
+        # Bad input fails at once; an engine or unexpected fault may be the process's rather
+        # than the job's, so the watchdog retries it while attempts remain.
+        retryable = not isinstance(exc, ClientError)
+        log.warning("job %s attempt %d failed: %s", job_id, attempt, message)
+        return {
+            "status": JobStatus.FAILED.value,
+            "retryable": retryable,
+            "error": {"code": code, "message": message},
+        }
+
+    async def _translate(self, job: Job, attempt: int) -> None:
+        pair = Pair(job.source_lang, job.target_lang)
+        pending = await self._store.sources(job.id)
+        size = self._settings.chunk_segments
+        for start in range(0, len(pending), size):
+            chunk = pending[start : start + size]
+            began = time.perf_counter()
+            texts = await self._engines.translate(job.engine, pair, [text for _, text in chunk])
+            self._metrics.observe_batch(job.engine, len(chunk), time.perf_counter() - began)
+            results = [(pos, out) for (pos, _), out in zip(chunk, texts, strict=True)]
+            if not await self._store.write_results(job.id, attempt, results, self._clock.now()):
+                raise _Stopped
+            self._metrics.segments_translated.labels(job.engine, self.pool).inc(len(chunk))
+
+    async def _heartbeat(self, job_id: str, attempt: int, work: asyncio.Task[None]) -> None:
+        """Beats until the work ends; cancels the work when the attempt stops being current."""
+        while not work.done():
+            await asyncio.sleep(self._settings.heartbeat_interval_s)
+            try:
+                status = await self._store.heartbeat(job_id, attempt, self._clock.now())
+            except DragomanError:
+                continue  # the store is down; the next beat retries
+            if status is not JobStatus.RUNNING:
+                work.cancel()
+                return
