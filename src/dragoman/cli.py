@@ -32,6 +32,7 @@ def _logging() -> None:
         level=os.environ.get("DRAGOMAN_LOG_LEVEL", "INFO"),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
 @app.command()

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from dragoman.bus import WATCHDOG_QUEUE, Bus, Message, work_queue
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 class _Flight:
     pool: Pool
     attempt: int
+    since: float = field(default_factory=time.monotonic)
 
 
 class Watchdog:
@@ -88,10 +90,10 @@ class Watchdog:
         if message.get("type") != "done":
             return
         job_id, attempt = str(message["job_id"]), int(message["attempt"])
+        # The store fences every write below by attempt: a stale report changes nothing.
         flight = self._in_flight.get(job_id)
-        if flight is None or flight.attempt != attempt:
-            log.info("job %s: ignoring report of stale attempt %d", job_id, attempt)
-            return
+        if flight is not None and flight.attempt == attempt:
+            del self._in_flight[job_id]
         status = JobStatus(message["status"])
         error = message.get("error")
         job_error = JobError(error["code"], error["message"]) if error else None
@@ -100,15 +102,14 @@ class Watchdog:
             if await self._store.finish(job_id, attempt, status, None, now):
                 log.info("job %s succeeded", job_id)
         elif status is JobStatus.FAILED and message.get("retryable") and job_error:
-            await self._retry_or_fail(job_id, attempt, flight.pool, job_error)
+            await self._retry_or_fail(job_id, attempt, job_error)
         elif status is JobStatus.FAILED and await self._store.finish(
             job_id, attempt, status, job_error, now
         ):
             log.info("job %s failed: %s", job_id, job_error.message if job_error else "")
-        del self._in_flight[job_id]
         self.wake()
 
-    async def _retry_or_fail(self, job_id: str, attempt: int, pool: Pool, error: JobError) -> None:
+    async def _retry_or_fail(self, job_id: str, attempt: int, error: JobError) -> None:
         now = self._clock.now()
         if attempt < self._settings.max_attempts:
             if await self._store.requeue(job_id, attempt, now):
@@ -135,9 +136,13 @@ class Watchdog:
                 "heartbeat_timeout",
                 f"no heartbeat for {self._settings.heartbeat_timeout_s:g}s",
             )
-            await self._retry_or_fail(job.id, job.attempts, job.pool, silence)
+            await self._retry_or_fail(job.id, job.attempts, silence)
+        began = time.monotonic()
         flying = await self._store.in_status(sorted(IN_FLIGHT))
+        # Keep what was dispatched while the query ran: the snapshot cannot know it yet.
+        recent = {k: v for k, v in self._in_flight.items() if v.since >= began}
         self._in_flight = {job.id: _Flight(job.pool, job.attempts) for job in flying}
+        self._in_flight.update(recent)
         self.wake()
 
     # -- lifecycle ------------------------------------------------------------------------

@@ -1,0 +1,226 @@
+"""Single-segment synchronous requests: dragoman ``POST /v1/translate`` vs Apertium APY."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+from common import (
+    SEED,
+    apy_server,
+    dragoman_server,
+    error_text,
+    load_corpus,
+    normalize,
+    package_version,
+    percentile,
+    ratio,
+    write_result,
+)
+
+NAME = "sync"
+REQUEST_TIMEOUT_S = 30.0
+MAX_EXAMPLES = 5
+
+Call = Callable[[httpx.AsyncClient, str], Awaitable[str]]
+
+
+class RequestFailed(Exception):
+    """A request answered with something other than a translation."""
+
+
+@dataclass
+class Outcome:
+    """What one load run measured."""
+
+    seconds: float = 0.0
+    latencies_s: list[float] = field(default_factory=list)
+    translations: list[str | None] = field(default_factory=list)
+    errors: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> dict[str, Any]:
+        ok = len(self.latencies_s)
+        return {
+            "requests": len(self.translations),
+            "succeeded": ok,
+            "failed": sum(self.errors.values()),
+            "errors": dict(self.errors.most_common(MAX_EXAMPLES)),
+            "seconds": round(self.seconds, 3),
+            "segments_per_s": round(ok / self.seconds, 1) if self.seconds else None,
+            "latency_ms": {
+                "p50": round(percentile(self.latencies_s, 50) * 1000, 1),
+                "p99": round(percentile(self.latencies_s, 99) * 1000, 1),
+                "max": round(max(self.latencies_s, default=0.0) * 1000, 1),
+            },
+        }
+
+
+# ---------------------------------------------------------------- the two clients
+
+
+async def dragoman_call(client: httpx.AsyncClient, segment: str) -> str:
+    """One segment through dragoman's ``POST /v1/translate``."""
+    body = {"source_lang": "en", "target_lang": "es", "segments": [segment]}
+    response = await client.post("/v1/translate", json=body)
+    if response.status_code != 200:
+        raise RequestFailed(error_text(response))
+    translation: str = response.json()["translations"][0]
+    return translation
+
+
+async def apy_call(client: httpx.AsyncClient, segment: str) -> str:
+    """One segment through APY's ``GET /translate``."""
+    response = await client.get("/translate", params={"langpair": "eng|spa", "q": segment})
+    if response.status_code != 200:
+        raise RequestFailed(f"{response.status_code} {response.text[:200]}")
+    body = response.json()
+    if body.get("responseStatus") != 200:
+        raise RequestFailed(f"responseStatus {body.get('responseStatus')}: {body}")
+    translation: str = body["responseData"]["translatedText"]
+    return translation
+
+
+# ---------------------------------------------------------------- load
+
+
+async def worker(
+    client: httpx.AsyncClient, call: Call, segments: list[str], queue: asyncio.Queue[int]
+) -> Outcome:
+    """Takes request indexes off ``queue`` until it is empty; records each outcome."""
+    outcome = Outcome(translations=[None] * len(segments))
+    while not queue.empty():
+        index = queue.get_nowait()
+        started = time.perf_counter()
+        try:
+            outcome.translations[index] = await call(client, segments[index])
+        except (httpx.HTTPError, RequestFailed, ValueError, KeyError) as exc:
+            outcome.errors[f"{type(exc).__name__}: {exc}"[:200]] += 1
+            continue
+        outcome.latencies_s.append(time.perf_counter() - started)
+    return outcome
+
+
+def merge(parts: list[Outcome], size: int, seconds: float) -> Outcome:
+    """One outcome from the workers' partial ones."""
+    merged = Outcome(seconds=seconds, translations=[None] * size)
+    for part in parts:
+        merged.latencies_s += part.latencies_s
+        merged.errors.update(part.errors)
+        for index, text in enumerate(part.translations):
+            if text is not None:
+                merged.translations[index] = text
+    return merged
+
+
+async def drive(
+    url: str, call: Call, segments: list[str], warmup: list[str], concurrency: int
+) -> Outcome:
+    """Warm up (not counted), then send ``segments`` with ``concurrency`` clients."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_S, limits=limits) as client:
+        await asyncio.gather(*(call(client, s) for s in warmup), return_exceptions=True)
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for index in range(len(segments)):
+            queue.put_nowait(index)
+        started = time.perf_counter()
+        parts = await asyncio.gather(
+            *(worker(client, call, segments, queue) for _ in range(concurrency))
+        )
+        return merge(list(parts), len(segments), time.perf_counter() - started)
+
+
+def measure_dragoman(segments: list[str], warmup: list[str], concurrency: int) -> Outcome:
+    with dragoman_server() as server:
+        return asyncio.run(drive(server.url, dragoman_call, segments, warmup, concurrency))
+
+
+def measure_apy(
+    segments: list[str], warmup: list[str], concurrency: int
+) -> tuple[Outcome | None, dict[str, Any]]:
+    """APY's outcome and how it was run, or ``None`` and the reason it could not be."""
+    info: dict[str, Any] = {"version": package_version("apertium-apy")}
+    try:
+        with apy_server() as server:
+            info.update(server.info)
+            outcome = asyncio.run(drive(server.url, apy_call, segments, warmup, concurrency))
+    except Exception as exc:
+        info["error"] = f"{type(exc).__name__}: {exc}"
+        return None, info
+    return outcome, info
+
+
+# ---------------------------------------------------------------- report
+
+
+def agreement(left: list[str | None], right: list[str | None]) -> float | None:
+    """Share of requests both answered with the same text (whitespace runs aside)."""
+    both = [(a, b) for a, b in zip(left, right, strict=True) if a is not None and b is not None]
+    if not both:
+        return None
+    return round(sum(normalize(a) == normalize(b) for a, b in both) / len(both), 4)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--requests", type=int, default=500, help="measured requests per server")
+    parser.add_argument("--concurrency", type=int, default=8, help="clients in flight at once")
+    parser.add_argument("--warmup", type=int, default=8, help="uncounted requests first")
+    return parser.parse_args()
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    corpus = load_corpus()
+    rng = random.Random(SEED)
+    segments = [rng.choice(corpus) for _ in range(args.requests)]
+    warmup = [rng.choice(corpus) for _ in range(args.warmup)]
+    ours = measure_dragoman(segments, warmup, args.concurrency)
+    theirs, apy_info = measure_apy(segments, warmup, args.concurrency)
+    ours_rate = ours.summary()["segments_per_s"] or 0.0
+    theirs_rate = theirs.summary()["segments_per_s"] if theirs else None
+    return {
+        "workload": {
+            "requests": args.requests,
+            "concurrency": args.concurrency,
+            "warmup": args.warmup,
+            "seed": SEED,
+        },
+        "dragoman": ours.summary(),
+        "apy": {**apy_info, **(theirs.summary() if theirs else {})},
+        "ratio_dragoman_over_apy": ratio(ours_rate, theirs_rate) if theirs_rate else None,
+        "ratio_target_min": 3.0,
+        "agreement_with_apy": agreement(ours.translations, theirs.translations) if theirs else None,
+    }
+
+
+def summarize(result: dict[str, Any]) -> str:
+    lines = []
+    for name in ("dragoman", "apy"):
+        part = result[name]
+        if "segments_per_s" not in part:
+            lines.append(f"{name}: unavailable ({part.get('error')})")
+            continue
+        lat = part["latency_ms"]
+        lines.append(
+            f"{name}: {part['segments_per_s']} seg/s, p50 {lat['p50']} ms, p99 {lat['p99']} ms, "
+            f"{part['failed']} failed"
+        )
+    lines.append(f"dragoman/APY {result['ratio_dragoman_over_apy']} (target ≥ 3)")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    result = measure(parse_args())
+    path = write_result(NAME, result)
+    print(summarize(result))
+    print(f"written to {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""Shared fixtures: settings on a temporary data dir, a fake clock, a controllable engine."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dragoman.engines import Pair
+from dragoman.settings import Settings
+
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+class FakeClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.current = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        return self.current
+
+    def advance(self, seconds: float) -> None:
+        self.current += timedelta(seconds=seconds)
+
+
+class ScriptedEngine:
+    """A deterministic engine for tests of the machinery around engines: it upper-cases,
+    can be slowed down, and can fail on a marker segment."""
+
+    name = "scripted"
+
+    def __init__(self, pairs: Sequence[Pair] = (Pair("en", "es"),)) -> None:
+        self._pairs = frozenset(pairs)
+        self.delay_s = 0.0
+        self.calls: list[list[str]] = []
+        self.release = asyncio.Event()
+        self.release.set()
+
+    def pairs(self) -> frozenset[Pair]:
+        return self._pairs
+
+    def warm_pairs(self) -> frozenset[Pair]:
+        return self._pairs
+
+    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        self.calls.append(list(segments))
+        await self.release.wait()
+        if self.delay_s:
+            await asyncio.sleep(self.delay_s)
+        if any(s == "<explode>" for s in segments):
+            from dragoman.errors import EngineError
+
+            raise EngineError("scripted engine failure")
+        return [s.upper() for s in segments]
+
+    async def close(self) -> None:
+        return None
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def make_settings(tmp_path: Path) -> Any:
+    def make(**overrides: Any) -> Settings:
+        base: dict[str, Any] = {
+            "data_dir": tmp_path / "data",
+            "heartbeat_interval_s": 0.05,
+            "sweep_interval_s": 0.05,
+            "sync_batch_delay_s": 0.005,
+        }
+        base.update(overrides)
+        return Settings(**base)
+
+    return make
+
+
+@pytest.fixture
+def corpus_lines() -> list[str]:
+    text = (CORPUS_DIR / "en_licenses.txt").read_text(encoding="utf-8")
+    return [line for line in text.splitlines() if line.strip()]
+
+
+async def wait_until(predicate: Any, timeout_s: float = 10.0, interval_s: float = 0.02) -> None:
+    """Polls an async predicate until it holds, failing the test after ``timeout_s``."""
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not await predicate():
+        if asyncio.get_running_loop().time() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(interval_s)
+
+
+@pytest.fixture
+async def scripted_engine() -> AsyncIterator[ScriptedEngine]:
+    yield ScriptedEngine()

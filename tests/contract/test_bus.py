@@ -1,0 +1,72 @@
+"""The ``Bus`` contract, run against every implementation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+
+from dragoman.bus import Bus
+from dragoman.bus.memory import MemoryBus
+
+
+@pytest.fixture(params=["memory"])
+async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
+    impl = MemoryBus()
+    await impl.open()
+    yield impl
+    await impl.close()
+
+
+async def next_body(bus: Bus, queue: str, *, ack: bool = True) -> dict[str, object]:
+    consumer = bus.consume(queue)
+    delivery = await asyncio.wait_for(anext(consumer), 5)
+    if ack:
+        await delivery.ack()
+    await consumer.aclose()  # type: ignore[attr-defined]
+    return delivery.body
+
+
+async def test_messages_arrive_in_order(bus: Bus) -> None:
+    for i in range(3):
+        await bus.publish("q", {"n": i})
+    consumer = bus.consume("q")
+    seen = []
+    for _ in range(3):
+        delivery = await asyncio.wait_for(anext(consumer), 5)
+        seen.append(delivery.body["n"])
+        await delivery.ack()
+    await consumer.aclose()  # type: ignore[attr-defined]
+    assert seen == [0, 1, 2]
+
+
+async def test_queues_are_separate(bus: Bus) -> None:
+    await bus.publish("a", {"to": "a"})
+    await bus.publish("b", {"to": "b"})
+    assert await next_body(bus, "b") == {"to": "b"}
+    assert await next_body(bus, "a") == {"to": "a"}
+
+
+async def test_an_unacked_message_is_redelivered_to_the_next_consumer(bus: Bus) -> None:
+    await bus.publish("q", {"job": 1})
+    assert await next_body(bus, "q", ack=False) == {"job": 1}
+    assert await next_body(bus, "q") == {"job": 1}
+
+
+async def test_one_message_at_a_time_until_settled(bus: Bus) -> None:
+    await bus.publish("q", {"n": 1})
+    await bus.publish("q", {"n": 2})
+    consumer = bus.consume("q")
+    first = await asyncio.wait_for(anext(consumer), 5)
+    second = asyncio.ensure_future(anext(consumer))
+    await asyncio.sleep(0.05)
+    assert not second.done()
+    await first.ack()
+    assert (await asyncio.wait_for(second, 5)).body == {"n": 2}
+    await (await second).ack()
+    await consumer.aclose()  # type: ignore[attr-defined]
+
+
+async def test_ping_answers(bus: Bus) -> None:
+    await bus.ping()

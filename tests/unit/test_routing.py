@@ -1,0 +1,39 @@
+from typing import Any
+
+import pytest
+
+from dragoman.engines.registry import Engines
+from dragoman.models import Pool
+from dragoman.service.manager import BatchRequestsManager
+from dragoman.service.queue import BatchRequestsQueue
+from dragoman.store.sql import SqlJobStore
+from tests.conftest import FakeClock, ScriptedEngine
+
+
+def manager(settings: Any) -> BatchRequestsManager:
+    return BatchRequestsManager(
+        settings=settings,
+        store=SqlJobStore("sqlite+aiosqlite:///:memory:"),
+        engines=Engines([ScriptedEngine()]),
+        queue=BatchRequestsQueue(),
+        clock=FakeClock(),
+    )
+
+
+@pytest.mark.parametrize(
+    ("segments", "pool"), [(1, Pool.CPU), (2999, Pool.CPU), (3000, Pool.GPU), (10**6, Pool.GPU)]
+)
+def test_big_jobs_go_to_the_gpu_pool_when_it_has_workers(
+    make_settings: Any, segments: int, pool: Pool
+) -> None:
+    assert manager(make_settings(gpu_max_workers=2)).route(segments) is pool
+
+
+def test_without_gpu_workers_everything_goes_to_the_cpu_pool(make_settings: Any) -> None:
+    assert manager(make_settings(gpu_max_workers=0)).route(10**6) is Pool.CPU
+
+
+def test_the_threshold_is_configurable(make_settings: Any) -> None:
+    routed = manager(make_settings(gpu_max_workers=1, gpu_threshold_segments=10))
+    assert routed.route(9) is Pool.CPU
+    assert routed.route(10) is Pool.GPU
