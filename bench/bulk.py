@@ -61,7 +61,8 @@ def submit(client: httpx.Client, index: int, segments: list[str]) -> str:
     }
     response = client.post("/v1/jobs", json=body)
     if response.status_code != 202:
-        raise RuntimeError(f"job {index} refused: {error_text(response)}")
+        reason = error_text(response.status_code, response.content)
+        raise RuntimeError(f"job {index} refused: {reason}")
     job_id: str = response.json()["id"]
     return job_id
 
@@ -205,14 +206,13 @@ def measure() -> dict[str, Any]:
     documents = build_documents(load_corpus())
     with dragoman_server() as server:
         translated, e2e = run_e2e(server.url, documents)
-        startup_s = server.info["startup_s"]
     raw_lines, raw_s = run_raw(documents)
     old_s = run_old_design(documents)
     reference, reference_s = timed(lambda: references({s for doc in documents for s in doc}))
     segments = sum(len(doc) for doc in documents)
     return {
         "workload": {"documents": len(documents), "segments": segments, "seed": SEED},
-        "server_startup_s": startup_s,
+        "server": server.info,
         **e2e,
         "raw_engine_s": round(raw_s, 3),
         "old_design_s": round(old_s, 3),

@@ -16,17 +16,23 @@ from typing import Any
 import httpx
 import psutil
 from common import (
+    CLIENTS,
+    REQUEST_ERRORS,
     SEED,
+    Session,
     Stopwatch,
+    describe,
     dragoman_server,
     error_text,
     load_corpus,
     percentile,
+    sessions,
     write_result,
 )
 
 NAME = "scale"
 SAMPLE_INTERVAL_S = 0.05
+CHILDREN_EVERY = 20
 REQUEST_TIMEOUT_S = 30.0
 MIB = 2**20
 MAX_ERRORS = 5
@@ -58,6 +64,7 @@ class RssSampler(threading.Thread):
         self.process = psutil.Process(pid)
         self.interval_s = interval_s
         self.peaks = Peaks()
+        self._children: list[psutil.Process] = []
         self._stop_event = threading.Event()
 
     def run(self) -> None:
@@ -69,10 +76,13 @@ class RssSampler(threading.Thread):
             self._stop_event.wait(self.interval_s)
 
     def sample(self) -> None:
+        """One sample; the list of descendants is refreshed every ``CHILDREN_EVERY`` samples."""
         own = self.process.memory_info().rss
+        if self.peaks.samples % CHILDREN_EVERY == 0:
+            self._children = self.process.children(recursive=True)
         children = 0
         alive = 0
-        for child in self.process.children(recursive=True):
+        for child in self._children:
             try:
                 children += child.memory_info().rss
                 alive += 1
@@ -140,38 +150,40 @@ class Submission:
 
 
 async def submitter(
-    client: httpx.AsyncClient, bodies: list[bytes], state: Submission, deadline: float
+    session: Session, bodies: list[bytes], state: Submission, deadline: float
 ) -> None:
     """Posts the next unsent body until none are left or the deadline passes."""
-    headers = {"content-type": "application/json"}
     while state.attempted < len(bodies) and time.monotonic() < deadline:
         body = bodies[state.attempted]
         state.attempted += 1
         started = time.perf_counter()
         try:
-            response = await client.post("/v1/jobs", content=body, headers=headers)
-        except httpx.HTTPError as exc:
-            state.errors[f"{type(exc).__name__}: {exc}"[:200]] += 1
+            status, payload = await session.request("POST", "/v1/jobs", body)
+        except REQUEST_ERRORS as exc:
+            state.errors[describe(exc)] += 1
             continue
-        if response.status_code == 202:
+        if status == 202:
             state.accepted += 1
             state.latencies_s.append(time.perf_counter() - started)
         else:
-            state.errors[error_text(response)[:200]] += 1
+            state.errors[error_text(status, payload)[:200]] += 1
 
 
-async def submit_all(url: str, bodies: list[bytes], concurrency: int, max_s: float) -> Submission:
-    """Submits ``bodies`` with ``concurrency`` requests in flight, for at most ``max_s``."""
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+async def submit_all(url: str, bodies: list[bytes], args: argparse.Namespace) -> Submission:
+    """Submits ``bodies`` with ``args.concurrency`` requests in flight, for at most a while."""
     state = Submission()
-    async with httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_S, limits=limits) as client:
+    async with sessions(args.client, url, args.concurrency, REQUEST_TIMEOUT_S) as pool:
         with Stopwatch() as watch:
-            deadline = time.monotonic() + max_s
-            await asyncio.gather(
-                *(submitter(client, bodies, state, deadline) for _ in range(concurrency))
-            )
+            deadline = time.monotonic() + args.max_seconds
+            await asyncio.gather(*(submitter(s, bodies, state, deadline) for s in pool))
     state.seconds = watch.elapsed
     return state
+
+
+def cpu_seconds(process: psutil.Process) -> float:
+    """User plus system CPU time a process has used so far."""
+    times = process.cpu_times()
+    return float(times.user + times.system)
 
 
 def job_counts(url: str) -> dict[str, int]:
@@ -210,6 +222,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--max-seconds", type=float, default=120.0, help="stop submitting after this long"
     )
+    parser.add_argument(
+        "--client",
+        choices=CLIENTS,
+        default="raw",
+        help="a minimal keep-alive client (little CPU), or httpx.AsyncClient",
+    )
     return parser.parse_args()
 
 
@@ -218,20 +236,27 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     with dragoman_server() as server:
         sampler = RssSampler(server.pid)
         sampler.start()
-        state = asyncio.run(submit_all(server.url, bodies, args.concurrency, args.max_seconds))
+        processes = {"server": sampler.process, "client": psutil.Process()}
+        cpu_before = {name: cpu_seconds(proc) for name, proc in processes.items()}
+        state = asyncio.run(submit_all(server.url, bodies, args))
+        cpu = {name: cpu_seconds(proc) - cpu_before[name] for name, proc in processes.items()}
         counts = job_counts(server.url)
         peaks = sampler.stop()
-        stopping = time.perf_counter()
-    shutdown_s = time.perf_counter() - stopping
     return {
-        "workload": {"jobs": args.jobs, "concurrency": args.concurrency, "seed": SEED},
+        "workload": {
+            "jobs": args.jobs,
+            "concurrency": args.concurrency,
+            "client": args.client,
+            "seed": SEED,
+        },
         "submission": submission_report(state, args.jobs),
         "at_submission_end": {
             "finished": sum(counts.get(status, 0) for status in FINISHED),
             "by_status": counts,
         },
         "memory": memory_report(peaks),
-        "server_shutdown_s": round(shutdown_s, 3),
+        "cpu_during_submission_s": {name: round(value, 2) for name, value in cpu.items()},
+        "server": server.info,
     }
 
 

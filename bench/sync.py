@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
+import json
 import random
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlencode
 
-import httpx
 from common import (
+    CLIENTS,
+    REQUEST_ERRORS,
     SEED,
+    Session,
     apy_server,
+    describe,
     dragoman_server,
     error_text,
     load_corpus,
@@ -22,6 +28,7 @@ from common import (
     package_version,
     percentile,
     ratio,
+    sessions,
     write_result,
 )
 
@@ -29,7 +36,16 @@ NAME = "sync"
 REQUEST_TIMEOUT_S = 30.0
 MAX_EXAMPLES = 5
 
-Call = Callable[[httpx.AsyncClient, str], Awaitable[str]]
+Call = Callable[[Session, str], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to load a server."""
+
+    client: str
+    concurrency: int
+    warmup: list[str]
 
 
 class RequestFailed(Exception):
@@ -62,25 +78,26 @@ class Outcome:
         }
 
 
-# ---------------------------------------------------------------- the two clients
+# ---------------------------------------------------------------- the two servers' calls
 
 
-async def dragoman_call(client: httpx.AsyncClient, segment: str) -> str:
+async def dragoman_call(session: Session, segment: str) -> str:
     """One segment through dragoman's ``POST /v1/translate``."""
     body = {"source_lang": "en", "target_lang": "es", "segments": [segment]}
-    response = await client.post("/v1/translate", json=body)
-    if response.status_code != 200:
-        raise RequestFailed(error_text(response))
-    translation: str = response.json()["translations"][0]
+    status, payload = await session.request("POST", "/v1/translate", json.dumps(body).encode())
+    if status != 200:
+        raise RequestFailed(error_text(status, payload))
+    translation: str = json.loads(payload)["translations"][0]
     return translation
 
 
-async def apy_call(client: httpx.AsyncClient, segment: str) -> str:
+async def apy_call(session: Session, segment: str) -> str:
     """One segment through APY's ``GET /translate``."""
-    response = await client.get("/translate", params={"langpair": "eng|spa", "q": segment})
-    if response.status_code != 200:
-        raise RequestFailed(f"{response.status_code} {response.text[:200]}")
-    body = response.json()
+    query = urlencode({"langpair": "eng|spa", "q": segment})
+    status, payload = await session.request("GET", f"/translate?{query}")
+    if status != 200:
+        raise RequestFailed(f"{status} {payload[:200].decode(errors='replace')}")
+    body = json.loads(payload)
     if body.get("responseStatus") != 200:
         raise RequestFailed(f"responseStatus {body.get('responseStatus')}: {body}")
     translation: str = body["responseData"]["translatedText"]
@@ -91,7 +108,7 @@ async def apy_call(client: httpx.AsyncClient, segment: str) -> str:
 
 
 async def worker(
-    client: httpx.AsyncClient, call: Call, segments: list[str], queue: asyncio.Queue[int]
+    session: Session, call: Call, segments: list[str], queue: asyncio.Queue[int]
 ) -> Outcome:
     """Takes request indexes off ``queue`` until it is empty; records each outcome."""
     outcome = Outcome(translations=[None] * len(segments))
@@ -99,9 +116,9 @@ async def worker(
         index = queue.get_nowait()
         started = time.perf_counter()
         try:
-            outcome.translations[index] = await call(client, segments[index])
-        except (httpx.HTTPError, RequestFailed, ValueError, KeyError) as exc:
-            outcome.errors[f"{type(exc).__name__}: {exc}"[:200]] += 1
+            outcome.translations[index] = await call(session, segments[index])
+        except (*REQUEST_ERRORS, RequestFailed) as exc:
+            outcome.errors[describe(exc)] += 1
             continue
         outcome.latencies_s.append(time.perf_counter() - started)
     return outcome
@@ -119,39 +136,35 @@ def merge(parts: list[Outcome], size: int, seconds: float) -> Outcome:
     return merged
 
 
-async def drive(
-    url: str, call: Call, segments: list[str], warmup: list[str], concurrency: int
-) -> Outcome:
+async def drive(url: str, call: Call, segments: list[str], options: Options) -> Outcome:
     """Warm up (not counted), then send ``segments`` with ``concurrency`` clients."""
-    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
-    async with httpx.AsyncClient(base_url=url, timeout=REQUEST_TIMEOUT_S, limits=limits) as client:
-        await asyncio.gather(*(call(client, s) for s in warmup), return_exceptions=True)
+    async with sessions(options.client, url, options.concurrency, REQUEST_TIMEOUT_S) as pool:
+        warm = zip(itertools.cycle(pool), options.warmup, strict=False)
+        await asyncio.gather(*(call(s, seg) for s, seg in warm), return_exceptions=True)
         queue: asyncio.Queue[int] = asyncio.Queue()
         for index in range(len(segments)):
             queue.put_nowait(index)
         started = time.perf_counter()
-        parts = await asyncio.gather(
-            *(worker(client, call, segments, queue) for _ in range(concurrency))
-        )
+        parts = await asyncio.gather(*(worker(s, call, segments, queue) for s in pool))
         return merge(list(parts), len(segments), time.perf_counter() - started)
 
 
-def measure_dragoman(segments: list[str], warmup: list[str], concurrency: int) -> Outcome:
+def measure_dragoman(segments: list[str], options: Options) -> tuple[Outcome, dict[str, Any]]:
+    """dragoman's outcome and how its server ran."""
     with dragoman_server() as server:
-        return asyncio.run(drive(server.url, dragoman_call, segments, warmup, concurrency))
+        outcome = asyncio.run(drive(server.url, dragoman_call, segments, options))
+    return outcome, server.info
 
 
-def measure_apy(
-    segments: list[str], warmup: list[str], concurrency: int
-) -> tuple[Outcome | None, dict[str, Any]]:
+def measure_apy(segments: list[str], options: Options) -> tuple[Outcome | None, dict[str, Any]]:
     """APY's outcome and how it was run, or ``None`` and the reason it could not be."""
     info: dict[str, Any] = {"version": package_version("apertium-apy")}
     try:
         with apy_server() as server:
-            info.update(server.info)
-            outcome = asyncio.run(drive(server.url, apy_call, segments, warmup, concurrency))
+            outcome = asyncio.run(drive(server.url, apy_call, segments, options))
+        info.update(server.info)
     except Exception as exc:
-        info["error"] = f"{type(exc).__name__}: {exc}"
+        info["error"] = describe(exc)
         return None, info
     return outcome, info
 
@@ -172,6 +185,12 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=500, help="measured requests per server")
     parser.add_argument("--concurrency", type=int, default=8, help="clients in flight at once")
     parser.add_argument("--warmup", type=int, default=8, help="uncounted requests first")
+    parser.add_argument(
+        "--client",
+        choices=CLIENTS,
+        default="httpx",
+        help="httpx.AsyncClient, or a minimal keep-alive client that uses far less CPU",
+    )
     return parser.parse_args()
 
 
@@ -180,8 +199,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(SEED)
     segments = [rng.choice(corpus) for _ in range(args.requests)]
     warmup = [rng.choice(corpus) for _ in range(args.warmup)]
-    ours = measure_dragoman(segments, warmup, args.concurrency)
-    theirs, apy_info = measure_apy(segments, warmup, args.concurrency)
+    options = Options(client=args.client, concurrency=args.concurrency, warmup=warmup)
+    ours, ours_info = measure_dragoman(segments, options)
+    theirs, apy_info = measure_apy(segments, options)
     ours_rate = ours.summary()["segments_per_s"] or 0.0
     theirs_rate = theirs.summary()["segments_per_s"] if theirs else None
     return {
@@ -189,10 +209,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "requests": args.requests,
             "concurrency": args.concurrency,
             "warmup": args.warmup,
+            "client": args.client,
             "seed": SEED,
         },
-        "dragoman": ours.summary(),
-        "apy": {**apy_info, **(theirs.summary() if theirs else {})},
+        "dragoman": {**ours.summary(), "server": ours_info},
+        "apy": {**(theirs.summary() if theirs else {}), "server": apy_info},
         "ratio_dragoman_over_apy": ratio(ours_rate, theirs_rate) if theirs_rate else None,
         "ratio_target_min": 3.0,
         "agreement_with_apy": agreement(ours.translations, theirs.translations) if theirs else None,
@@ -204,7 +225,7 @@ def summarize(result: dict[str, Any]) -> str:
     for name in ("dragoman", "apy"):
         part = result[name]
         if "segments_per_s" not in part:
-            lines.append(f"{name}: unavailable ({part.get('error')})")
+            lines.append(f"{name}: unavailable ({part['server'].get('error')})")
             continue
         lat = part["latency_ms"]
         lines.append(

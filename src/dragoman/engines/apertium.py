@@ -12,12 +12,14 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from dragoman.engines import Pair
 from dragoman.engines.apertium_stream import deformat, reformat
@@ -62,83 +64,219 @@ def null_flush_script(mode: Mode) -> str:
     return result.stdout.strip()
 
 
-class Pipeline:
-    """One running pipeline of one mode. Not shared: a ``PipelinePool`` lends it out."""
+@dataclass(frozen=True, slots=True)
+class Script:
+    """A mode's null-flush pipeline, split around its HMM tagger when it has one.
 
-    def __init__(self, script: str, read_timeout_s: float) -> None:
+    The HMM tagger keeps state across null flushes: a word whose tags form an ambiguity
+    class unknown to the model makes it narrow its open class for good (apertium's
+    ``find_similar_ambiguity_class``), and every later segment is tagged against the
+    narrowed class. A fresh ``apertium`` run starts from the model's class, so the tagger
+    runs as a process of its own, with ``-d`` to announce that event on stderr, and is
+    restarted right after any segment that announced it.
+    """
+
+    head: str
+    tagger: str | None = None
+    tail: str | None = None
+
+
+_HMM_TAGGER = re.compile(r"^apertium-tagger\b(?!.*\s-(?:x|w|u)\b).*\s-g\b")
+
+
+def split_script(script: str) -> Script:
+    stages = [stage.strip() for stage in script.split(" | ")]
+    for i, stage in enumerate(stages):
+        if _HMM_TAGGER.match(stage):
+            tagger = stage.replace("apertium-tagger", "exec apertium-tagger -d", 1)
+            return Script(" | ".join(stages[:i]), tagger, " | ".join(stages[i + 1 :]) or None)
+    return Script(script)
+
+
+async def _spawn(script: str, stderr: int) -> asyncio.subprocess.Process:
+    # A mode's $1 is the generator's unknown-word flag (-g marks them with '*', as the CLI
+    # does); $2 is the tagger's extra option, empty. A new session lets stop() kill every
+    # stage of a shell pipeline at once.
+    return await asyncio.create_subprocess_exec(
+        "bash",
+        "-c",
+        script,
+        "apertium",
+        "-g",
+        "",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        start_new_session=True,
+        limit=_READ_LIMIT,
+    )
+
+
+async def _kill(proc: asyncio.subprocess.Process | None) -> None:
+    if proc is None:
+        return
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    await proc.wait()
+
+
+class _Tagger:
+    """The HMM tagger stage, fed one segment at a time so its warnings map to segments."""
+
+    def __init__(self, script: str) -> None:
         self._script = script
-        self._read_timeout_s = read_timeout_s
         self._proc: asyncio.subprocess.Process | None = None
-        self.uses = 0
-        self.last_used = time.monotonic()
+        self._stderr = -1
+        self.restarts = 0
 
     async def start(self) -> None:
-        # The mode's $1 is the generator's unknown-word flag (-g marks them with '*', as the
-        # CLI does); $2 is the tagger's extra option, empty. A new session lets stop() kill
-        # every stage at once.
-        self._proc = await asyncio.create_subprocess_exec(
-            "bash",
-            "-c",
-            self._script,
-            "apertium",
-            "-g",
-            "",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            start_new_session=True,
-            limit=_READ_LIMIT,
-        )
+        read_end, write_end = os.pipe()
+        os.set_blocking(read_end, False)
+        try:
+            self._proc = await _spawn(self._script, write_end)
+        finally:
+            os.close(write_end)
+        self._stderr = read_end
+
+    async def tag(self, segment: bytes, read: Callable[[asyncio.StreamReader], Any]) -> bytes:
+        proc = self._proc
+        assert proc is not None and proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(segment)
+        await proc.stdin.drain()
+        tagged: bytes = await read(proc.stdout)
+        # The tagger writes its warning before the NUL that ends the segment, so by now
+        # it is in the pipe.
+        if b"new ambiguity class" in self._drain_stderr():
+            await self.stop()
+            await self.start()
+            self.restarts += 1
+        return tagged
+
+    def _drain_stderr(self) -> bytes:
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(self._stderr, 65536)
+            except BlockingIOError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)
 
     @property
     def alive(self) -> bool:
         return self._proc is not None and self._proc.returncode is None
 
+    async def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        await _kill(proc)
+        if self._stderr >= 0:
+            os.close(self._stderr)
+            self._stderr = -1
+
+
+class Pipeline:
+    """One running pipeline of one mode. Not shared: a ``PipelinePool`` lends it out."""
+
+    def __init__(self, script: Script, read_timeout_s: float) -> None:
+        self._script = script
+        self._read_timeout_s = read_timeout_s
+        self._head: asyncio.subprocess.Process | None = None
+        self._tail: asyncio.subprocess.Process | None = None
+        self._tagger = _Tagger(script.tagger) if script.tagger else None
+        self.uses = 0
+        self.last_used = time.monotonic()
+
+    async def start(self) -> None:
+        self._head = await _spawn(self._script.head, asyncio.subprocess.DEVNULL)
+        if self._tagger is not None:
+            await self._tagger.start()
+        if self._script.tail:
+            self._tail = await _spawn(self._script.tail, asyncio.subprocess.DEVNULL)
+
+    @property
+    def alive(self) -> bool:
+        procs = [p for p in (self._head, self._tail) if p is not None]
+        tagger_ok = self._tagger is None or self._tagger.alive
+        return bool(procs) and tagger_ok and all(p.returncode is None for p in procs)
+
+    @property
+    def tagger_restarts(self) -> int:
+        return self._tagger.restarts if self._tagger else 0
+
     async def translate(self, segments: Sequence[str]) -> list[str]:
-        proc = self._proc
-        if proc is None or proc.stdin is None or proc.stdout is None:
+        head = self._head
+        if head is None or head.stdin is None or head.stdout is None:
             raise EngineError("apertium pipeline is not running")
         self.uses += 1
         self.last_used = time.monotonic()
         payload = b"".join(deformat(s).encode() + b"\0" for s in segments)
-        writer = asyncio.create_task(self._write(proc.stdin, payload))
+        last = head.stdout
+        steps = [self._write(head.stdin, payload)]
+        if self._tagger is not None:
+            tail = self._tail
+            assert tail is not None and tail.stdin is not None and tail.stdout is not None
+            steps.append(self._relay(len(segments), head.stdout, tail.stdin))
+            last = tail.stdout
+        reader = asyncio.ensure_future(self._read_all(last, len(segments)))
+        tasks = [reader, *(asyncio.ensure_future(step) for step in steps)]
         try:
-            outputs = [await self._read_one(proc.stdout) for _ in segments]
+            # The first failure of any step ends the batch at once; the pool then replaces
+            # this pipeline, since whatever it still holds would shift the next batch.
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+            for task in done:
+                task.result()  # re-raises the step's failure
+            await asyncio.gather(*tasks)
         finally:
-            if not writer.done():
-                writer.cancel()
-            with contextlib.suppress(asyncio.CancelledError, OSError):
-                await writer
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        return reader.result()
+
+    async def _read_all(self, stdout: asyncio.StreamReader, count: int) -> list[str]:
+        outputs = []
+        for _ in range(count):
+            raw = await self._read_one(stdout)
+            outputs.append(reformat(raw[:-1].decode("utf-8", errors="replace")))
         return outputs
+
+    async def _relay(
+        self, count: int, source: asyncio.StreamReader, sink: asyncio.StreamWriter
+    ) -> None:
+        """Moves segments from the head through the tagger into the tail, one at a time."""
+        assert self._tagger is not None
+        for _ in range(count):
+            analysed = await self._read_one(source)
+            sink.write(await self._tagger.tag(analysed, self._read_one))
+            await sink.drain()
 
     @staticmethod
     async def _write(stdin: asyncio.StreamWriter, payload: bytes) -> None:
         stdin.write(payload)
         await stdin.drain()
 
-    async def _read_one(self, stdout: asyncio.StreamReader) -> str:
+    async def _read_one(self, stdout: asyncio.StreamReader) -> bytes:
         try:
-            raw = await asyncio.wait_for(stdout.readuntil(b"\0"), self._read_timeout_s)
+            return await asyncio.wait_for(stdout.readuntil(b"\0"), self._read_timeout_s)
         except TimeoutError:
             raise EngineTimeout(f"apertium gave no output within {self._read_timeout_s}s") from None
         except asyncio.IncompleteReadError:
             raise EngineError("apertium pipeline exited while translating") from None
-        return reformat(raw[:-1].decode("utf-8", errors="replace"))
 
     async def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-        await proc.wait()
+        head, tail, self._head, self._tail = self._head, self._tail, None, None
+        await _kill(head)
+        await _kill(tail)
+        if self._tagger is not None:
+            await self._tagger.stop()
 
 
 class PipelinePool:
     """The warm pipelines of one pair: lent one batch at a time, replaced when worn or broken."""
 
-    def __init__(self, script: str, size: int, max_uses: int, read_timeout_s: float) -> None:
+    def __init__(self, script: Script, size: int, max_uses: int, read_timeout_s: float) -> None:
         self._script = script
         self._max_uses = max_uses
         self._read_timeout_s = read_timeout_s
@@ -220,7 +358,7 @@ class ApertiumEngine:
                 mode = self._modes.get(pair)
                 if mode is None:
                     raise EngineError(f"apertium has no mode for {pair}")
-                script = await asyncio.to_thread(null_flush_script, mode)
+                script = split_script(await asyncio.to_thread(null_flush_script, mode))
                 self._pools[pair] = PipelinePool(
                     script, self._pipelines_per_pair, self._max_uses, self._read_timeout_s
                 )

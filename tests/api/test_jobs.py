@@ -1,0 +1,120 @@
+"""``/v1/jobs`` end to end in process, with the real Apertium engine."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import httpx
+
+from tests.api.helpers import assert_error, finished, job_body
+
+JOB_FIELDS = {
+    "id",
+    "status",
+    "pool",
+    "priority",
+    "source_lang",
+    "target_lang",
+    "documents",
+    "segments_total",
+    "segments_done",
+    "attempts",
+    "created_at",
+    "submitted_at",
+    "started_at",
+    "finished_at",
+    "error",
+}
+ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)$")
+
+
+async def test_a_job_is_accepted_with_202_a_location_and_the_job_shape(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.post("/v1/jobs", json=job_body("Hello world.", "Good morning."))
+    assert response.status_code == 202
+    job = response.json()
+    assert set(job) == JOB_FIELDS
+    assert response.headers["location"] == f"/v1/jobs/{job['id']}"
+    assert (job["status"], job["pool"], job["priority"]) == ("queued", "cpu", "normal")
+    assert (job["documents"], job["segments_total"], job["segments_done"]) == (1, 2, 0)
+    assert ISO_UTC.match(job["created_at"]) and job["finished_at"] is None
+
+
+async def test_a_job_runs_to_its_translations(client: httpx.AsyncClient) -> None:
+    body = {
+        "source_lang": "eng",
+        "target_lang": "spa",
+        "documents": [
+            {"name": "a.txt", "segments": ["Hello world.", "Good morning."]},
+            {"name": "b.txt", "segments": ["The cat."]},
+        ],
+        "priority": "high",
+    }
+    job_id = (await client.post("/v1/jobs", json=body)).json()["id"]
+    job = await finished(client, job_id)
+    assert job["status"] == "succeeded" and job["segments_done"] == 3 and job["attempts"] == 1
+    assert (job["source_lang"], job["target_lang"]) == ("en", "es")
+    for stamp in ("submitted_at", "started_at", "finished_at"):
+        assert ISO_UTC.match(job[stamp])
+    result = (await client.get(f"/v1/jobs/{job_id}/result")).json()
+    assert result == {
+        "id": job_id,
+        "status": "succeeded",
+        "documents": [
+            {"name": "a.txt", "segments": ["Hola Mundo.", "Buenos días."]},
+            {"name": "b.txt", "segments": ["El gato."]},
+        ],
+    }
+
+
+async def test_results_of_a_queued_job_are_null(make_client: Any) -> None:
+    client = await make_client(cpu_max_workers=1)
+    first = (await client.post("/v1/jobs", json=job_body(*["Hello."] * 400))).json()
+    second = (await client.post("/v1/jobs", json=job_body("One.", "Two."))).json()
+    result = (await client.get(f"/v1/jobs/{second['id']}/result")).json()
+    if result["status"] == "queued":
+        assert result["documents"][0]["segments"] == [None, None]
+    await finished(client, first["id"])
+    await finished(client, second["id"])
+
+
+async def test_listing_pages_through_jobs_newest_first(client: httpx.AsyncClient) -> None:
+    ids = [
+        (await client.post("/v1/jobs", json=job_body(f"Job {i}."))).json()["id"] for i in range(3)
+    ]
+    page = (await client.get("/v1/jobs", params={"limit": 2})).json()
+    assert [job["id"] for job in page["jobs"]] == ids[::-1][:2]
+    rest = (await client.get("/v1/jobs", params={"limit": 2, "cursor": page["next_cursor"]})).json()
+    assert [job["id"] for job in rest["jobs"]] == ids[:1] and rest["next_cursor"] is None
+    for job_id in ids:
+        await finished(client, job_id)
+    done = (await client.get("/v1/jobs", params={"status": "succeeded"})).json()
+    assert len(done["jobs"]) == 3
+
+
+async def test_cancelling_a_finished_job_is_a_conflict(client: httpx.AsyncClient) -> None:
+    job_id = (await client.post("/v1/jobs", json=job_body("Hello."))).json()["id"]
+    await finished(client, job_id)
+    assert_error(await client.delete(f"/v1/jobs/{job_id}"), 409, "conflict")
+
+
+async def test_cancelling_a_waiting_job_returns_it_cancelled(make_client: Any) -> None:
+    client = await make_client(cpu_max_workers=1)
+    blocker = (await client.post("/v1/jobs", json=job_body(*["A long day."] * 2000))).json()
+    waiting = (await client.post("/v1/jobs", json=job_body("Never."))).json()
+    response = await client.delete(f"/v1/jobs/{waiting['id']}")
+    assert response.status_code == 200 and response.json()["status"] == "cancelled"
+    await client.delete(f"/v1/jobs/{blocker['id']}")
+    job = await finished(client, waiting["id"])
+    assert job["status"] == "cancelled" and job["attempts"] == 0
+
+
+async def test_an_unknown_job_is_404(client: httpx.AsyncClient) -> None:
+    for response in (
+        await client.get("/v1/jobs/nope"),
+        await client.get("/v1/jobs/nope/result"),
+        await client.delete("/v1/jobs/nope"),
+    ):
+        assert_error(response, 404, "not_found")
