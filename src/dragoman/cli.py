@@ -163,3 +163,7 @@ def jobs(
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

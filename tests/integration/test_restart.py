@@ -1,0 +1,57 @@
+"""Nothing accepted is lost: stop ``dragoman serve`` mid-job, start it again, the job ends."""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.integration.conftest import cli_many, squash
+from tests.integration.server import Server
+
+FINISHED = {"succeeded", "failed", "cancelled"}
+
+
+def wait_for(client: httpx.Client, job_id: str, predicate: object, timeout_s: float = 120) -> dict:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        if predicate(job):  # type: ignore[operator]
+            return dict(job)
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} never reached the condition: {job}")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_a_job_survives_a_restart_of_the_service(
+    tmp_path: Path, corpus_lines: list[str], sig: int
+) -> None:
+    segments = (corpus_lines * 12)[:2400]
+    body = {
+        "source_lang": "en",
+        "target_lang": "es",
+        "documents": [{"name": "big.txt", "segments": segments}],
+    }
+    server = Server(tmp_path / "data", DRAGOMAN_CHUNK_SEGMENTS="64").start()
+    try:
+        with server.client() as client:
+            job_id = client.post("/v1/jobs", json=body).json()["id"]
+            wait_for(client, job_id, lambda job: job["segments_done"] > 0)
+    finally:
+        server.stop(sig)
+
+    with Server(tmp_path / "data", port=server.port) as again, again.client() as client:
+        partial = client.get(f"/v1/jobs/{job_id}").json()
+        assert partial["status"] not in FINISHED
+        job = wait_for(client, job_id, lambda job: job["status"] in FINISHED)
+        assert job["status"] == "succeeded"
+        assert job["segments_done"] == job["segments_total"] == len(segments)
+        result = client.get(f"/v1/jobs/{job_id}/result").json()
+    translations = result["documents"][0]["segments"]
+    distinct = sorted(set(corpus_lines))
+    reference = dict(zip(distinct, cli_many("eng-spa", distinct), strict=True))
+    assert [squash(t) for t in translations] == [squash(reference[s]) for s in segments]
