@@ -7,8 +7,10 @@ from fastapi import Request
 from dragoman.errors import Unauthorized
 
 
-def tenant_of(request: Request) -> str | None:
-    """The caller's tenant, or None when authentication is off (``DRAGOMAN_API_KEYS`` unset)."""
+async def tenant_of(request: Request) -> str | None:
+    """The caller's tenant, or None when authentication is off (``DRAGOMAN_API_KEYS`` unset).
+
+    Async on purpose: FastAPI runs plain-function dependencies in a thread pool."""
     keys: dict[str, str] = request.app.state.tenants_by_key
     if not keys:
         return None

@@ -10,7 +10,7 @@ from dragoman.api.auth import tenant_of
 from dragoman.embedded import EmbeddedService
 
 
-def service_of(request: Request) -> EmbeddedService:
+async def service_of(request: Request) -> EmbeddedService:
     service: EmbeddedService = request.app.state.service
     return service
 

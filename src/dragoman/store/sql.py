@@ -96,6 +96,8 @@ class SqlJobStore:
         self._sqlite = url.startswith("sqlite")
         # SQLite allows one writer at a time; serialising writes here avoids lock waits.
         self._write_lock = asyncio.Lock() if self._sqlite else None
+        self._pending_creates: list[tuple[Job, Sequence[Document], asyncio.Future[None]]] = []
+        self._create_flusher: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
         if self._sqlite:
@@ -148,11 +150,50 @@ class SqlJobStore:
             await conn.execute(select(1))
 
     async def create(self, job: Job, docs: Sequence[Document]) -> None:
-        doc_rows, seg_rows, position = [], [], 0
+        # Concurrent submissions share one transaction (group commit): a commit costs far
+        # more than the rows it writes, and bursts of small jobs are the common case.
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._pending_creates.append((job, docs, future))
+        if self._create_flusher is None or self._create_flusher.done():
+            self._create_flusher = asyncio.create_task(self._flush_creates())
+        await future
+
+    async def _flush_creates(self) -> None:
+        await asyncio.sleep(0)  # let the submissions already on their way join this batch
+        while self._pending_creates:
+            batch, self._pending_creates = self._pending_creates, []
+            job_rows: list[dict[str, Any]] = []
+            doc_rows: list[dict[str, Any]] = []
+            seg_rows: list[dict[str, Any]] = []
+            for job, docs, _ in batch:
+                job_rows.append(self._job_row(job))
+                self._content_rows(job.id, docs, doc_rows, seg_rows)
+            try:
+                async with self._tx() as conn:
+                    await conn.execute(insert(jobs), job_rows)
+                    await conn.execute(insert(documents), doc_rows)
+                    await conn.execute(insert(segments), seg_rows)
+            except Exception as exc:
+                for _, _, future in batch:
+                    if not future.done():
+                        future.set_exception(exc)
+            else:
+                for _, _, future in batch:
+                    if not future.done():
+                        future.set_result(None)
+
+    @staticmethod
+    def _content_rows(
+        job_id: str,
+        docs: Sequence[Document],
+        doc_rows: list[dict[str, Any]],
+        seg_rows: list[dict[str, Any]],
+    ) -> None:
+        position = 0
         for ordinal, doc in enumerate(docs):
             doc_rows.append(
                 {
-                    "job_id": job.id,
+                    "job_id": job_id,
                     "ordinal": ordinal,
                     "name": doc.name,
                     "first_position": position,
@@ -160,12 +201,8 @@ class SqlJobStore:
                 }
             )
             for text in doc.segments:
-                seg_rows.append({"job_id": job.id, "position": position, "source": text})
+                seg_rows.append({"job_id": job_id, "position": position, "source": text})
                 position += 1
-        async with self._tx() as conn:
-            await conn.execute(insert(jobs).values(**self._job_row(job)))
-            await conn.execute(insert(documents), doc_rows)
-            await conn.execute(insert(segments), seg_rows)
 
     @staticmethod
     def _job_row(job: Job) -> dict[str, Any]:
@@ -243,20 +280,20 @@ class SqlJobStore:
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
         async with self._tx() as conn:
-            result = await conn.execute(
-                update(jobs)
-                .where(jobs.c.id == job_id, jobs.c.status == JobStatus.QUEUED.value)
-                .values(
-                    status=JobStatus.SUBMITTED.value,
-                    attempts=jobs.c.attempts + 1,
-                    submitted_at=now,
-                    heartbeat_at=now,
+            row = (
+                await conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id == job_id, jobs.c.status == JobStatus.QUEUED.value)
+                    .values(
+                        status=JobStatus.SUBMITTED.value,
+                        attempts=jobs.c.attempts + 1,
+                        submitted_at=now,
+                        heartbeat_at=now,
+                    )
+                    .returning(*jobs.c)
                 )
-            )
-            if result.rowcount != 1:
-                return None
-            row = (await conn.execute(select(jobs).where(jobs.c.id == job_id))).one()
-        return _job(row)
+            ).first()
+        return _job(row) if row else None
 
     async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
         async with self._tx() as conn:
