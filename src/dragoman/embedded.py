@@ -31,6 +31,7 @@ def default_engines(settings: Settings) -> Engines:
                 pipelines_per_pair=settings.apertium_pipelines_per_pair,
                 max_uses=settings.apertium_max_uses,
                 read_timeout_s=settings.apertium_read_timeout_s,
+                idle_shutdown_s=settings.apertium_idle_shutdown_s,
             )
         ]
     )

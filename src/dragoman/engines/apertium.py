@@ -303,6 +303,7 @@ class PipelinePool:
         return await self._idle.get()
 
     async def _release(self, pipeline: Pipeline, healthy: bool) -> None:
+        pipeline.last_used = time.monotonic()
         if healthy and pipeline.alive and pipeline.uses < self._max_uses:
             self._idle.put_nowait(pipeline)
             return
@@ -313,6 +314,12 @@ class PipelinePool:
         self._all[self._all.index(pipeline)] = fresh
         await fresh.start()
         self._idle.put_nowait(fresh)
+
+    def idle_s(self) -> float:
+        """Seconds since the last batch ended; 0 while any pipeline is lent out."""
+        if self._idle.qsize() < len(self._all):
+            return 0.0
+        return time.monotonic() - max((p.last_used for p in self._all), default=0.0)
 
     async def close(self) -> None:
         for pipeline in self._all:
@@ -332,13 +339,16 @@ class ApertiumEngine:
         pipelines_per_pair: int = 2,
         max_uses: int = 2000,
         read_timeout_s: float = 20.0,
+        idle_shutdown_s: float = 900.0,
     ) -> None:
         self._modes = discover_modes(modes_dir)
         self._pipelines_per_pair = pipelines_per_pair
         self._max_uses = max_uses
         self._read_timeout_s = read_timeout_s
+        self._idle_shutdown_s = idle_shutdown_s
         self._pools: dict[Pair, PipelinePool] = {}
         self._lock = asyncio.Lock()
+        self._reaper: asyncio.Task[None] | None = None
 
     def pairs(self) -> frozenset[Pair]:
         return frozenset(self._modes)
@@ -350,7 +360,26 @@ class ApertiumEngine:
         if not segments:
             return []
         pool = self._pools.get(pair) or await self._open_pool(pair)
+        if self._reaper is None:
+            self._reaper = asyncio.create_task(self._reap_forever(), name="apertium-reaper")
         return await pool.translate(segments)
+
+    async def _reap_forever(self) -> None:
+        while True:
+            await asyncio.sleep(min(30.0, self._idle_shutdown_s / 2))
+            await self.reap_idle()
+
+    async def reap_idle(self) -> list[Pair]:
+        """Stops the pipelines of pairs unused for ``idle_shutdown_s``; returns those pairs."""
+        async with self._lock:
+            idle = [
+                pair for pair, pool in self._pools.items() if pool.idle_s() >= self._idle_shutdown_s
+            ]
+            pools = [self._pools.pop(pair) for pair in idle]
+        for pair, pool in zip(idle, pools, strict=True):
+            await pool.close()
+            log.info("apertium pipelines for %s stopped after being idle", pair)
+        return idle
 
     async def _open_pool(self, pair: Pair) -> PipelinePool:
         async with self._lock:
@@ -366,6 +395,11 @@ class ApertiumEngine:
             return self._pools[pair]
 
     async def close(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
         for pool in self._pools.values():
             await pool.close()
         self._pools.clear()

@@ -1,0 +1,79 @@
+"""The warm-pipeline policy: discovery, stuck and dead pipelines replaced, idle shutdown."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from dragoman.engines import Pair
+from dragoman.engines.apertium import ApertiumEngine, discover_modes
+from dragoman.errors import EngineError, EngineTimeout
+from tests.integration.conftest import MODES_DIR
+
+
+def test_installed_modes_become_canonical_pairs_and_variants_are_skipped() -> None:
+    modes = discover_modes(MODES_DIR)
+    assert {Pair("en", "es"), Pair("es", "en"), Pair("fr", "es"), Pair("en", "ca")} <= set(modes)
+    assert modes[Pair("en", "ca")].name == "eng-cat"
+    assert all("_" not in mode.name for mode in modes.values())
+
+
+def test_a_missing_modes_directory_means_no_pairs(tmp_path: Path) -> None:
+    assert discover_modes(tmp_path / "nowhere") == {}
+
+
+@pytest.fixture
+def broken_modes(tmp_path: Path) -> Path:
+    (tmp_path / "eng-fra.mode").write_text("tail -f /dev/null\n")  # never answers
+    (tmp_path / "fra-eng.mode").write_text("lt-proc -w /nonexistent.bin\n")  # dies at once
+    return tmp_path
+
+
+async def test_a_stuck_pipeline_times_out_and_is_replaced(broken_modes: Path) -> None:
+    engine = ApertiumEngine(broken_modes, pipelines_per_pair=1, read_timeout_s=0.5)
+    try:
+        with pytest.raises(EngineTimeout):
+            await engine.translate(Pair("en", "fr"), ["Hello."])
+        with pytest.raises(EngineTimeout):
+            await engine.translate(Pair("en", "fr"), ["Hello again."])
+    finally:
+        await engine.close()
+
+
+async def test_a_dead_pipeline_is_an_engine_error_not_a_hang(broken_modes: Path) -> None:
+    engine = ApertiumEngine(broken_modes, pipelines_per_pair=1, read_timeout_s=5)
+    try:
+        with pytest.raises(EngineError):
+            await engine.translate(Pair("fr", "en"), ["Bonjour."])
+    finally:
+        await engine.close()
+
+
+async def test_a_good_pipeline_recovers_after_its_pair_failed_elsewhere() -> None:
+    engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=1, max_uses=2)
+    try:
+        for _ in range(5):  # worn out after two batches, replaced each time
+            assert await engine.translate(Pair("en", "es"), ["Hello world."]) == ["Hola Mundo."]
+    finally:
+        await engine.close()
+
+
+async def test_idle_pipelines_are_stopped_and_started_again_on_demand() -> None:
+    engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=1, idle_shutdown_s=0.5)
+    try:
+        await engine.translate(Pair("en", "es"), ["Hello world."])
+        assert engine.warm_pairs() == {Pair("en", "es")}
+        await asyncio.sleep(1.2)  # the reaper looks every idle_shutdown_s / 2
+        assert engine.warm_pairs() == frozenset()
+        assert await engine.translate(Pair("en", "es"), ["The cat."]) == ["El gato."]
+    finally:
+        await engine.close()
+
+
+async def test_an_empty_batch_costs_nothing() -> None:
+    engine = ApertiumEngine(MODES_DIR)
+    assert await engine.translate(Pair("en", "es"), []) == []
+    assert engine.warm_pairs() == frozenset()
+    await engine.close()

@@ -1,0 +1,73 @@
+"""``dragoman translate`` and ``dragoman jobs`` against a running server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.server import Server
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    with Server(tmp_path_factory.mktemp("cli") / "data") as running:
+        yield running
+
+
+def dragoman(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dragoman.cli", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_translate_writes_each_file_beside_its_source(server: Server, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Hello world.\n\nThe cat.\n", encoding="utf-8")
+    (tmp_path / "b.txt").write_text("Good morning.\n", encoding="utf-8")
+    done = dragoman(
+        "translate",
+        str(tmp_path / "a.txt"),
+        str(tmp_path / "b.txt"),
+        "--from",
+        "en",
+        "--to",
+        "es",
+        "--server",
+        server.url,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "a.es.txt").read_text(encoding="utf-8") == "Hola Mundo.\n\nEl gato.\n"
+    assert (tmp_path / "b.es.txt").read_text(encoding="utf-8") == "Buenos días.\n"
+
+
+def test_translate_reports_a_bad_pair_and_fails(server: Server, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("Hello.\n", encoding="utf-8")
+    done = dragoman(
+        "translate", str(tmp_path / "a.txt"), "--from", "en", "--to", "zz", "--server", server.url
+    )
+    assert done.returncode == 1
+    assert "unsupported_language_pair" in done.stderr
+    assert not (tmp_path / "a.zz.txt").exists()
+
+
+def test_jobs_lists_recent_jobs(server: Server, tmp_path: Path) -> None:
+    (tmp_path / "c.txt").write_text("The dog.\n", encoding="utf-8")
+    assert (
+        dragoman(
+            "translate",
+            str(tmp_path / "c.txt"),
+            "--from",
+            "en",
+            "--to",
+            "es",
+            "--server",
+            server.url,
+        ).returncode
+        == 0
+    )
+    listed = dragoman("jobs", "--server", server.url, "--status", "succeeded")
+    assert listed.returncode == 0
+    assert "succeeded" in listed.stdout and "en-es" in listed.stdout
