@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import platform
@@ -14,14 +13,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from contextlib import asynccontextmanager, contextmanager, suppress
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
-from urllib.parse import urlsplit
+from typing import Any, TypeVar
 
+import aiohttp
 import httpx
 import psutil
 
@@ -317,133 +316,28 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:200]
 
 
-# ---------------------------------------------------------------- a light HTTP client
+# ---------------------------------------------------------------- load-generating client
+
+# httpx.AsyncClient costs the client ~10 ms of CPU per request at 32 in flight, which on a
+# two-core machine takes a core away from the server under test; aiohttp costs ~0.4 ms.
+CLIENT = f"aiohttp {aiohttp.__version__}"
+# What a failed request may raise (the JSON errors come from reading its answer).
+REQUEST_ERRORS = (aiohttp.ClientError, TimeoutError, ValueError, KeyError, TypeError)
 
 
-class HttpConnection:
-    """A minimal HTTP/1.1 keep-alive client connection, for load generation.
-
-    httpx costs the client several milliseconds of CPU per request at high concurrency, which
-    on a two-core machine takes a core away from the server under test; this costs a fraction
-    of that. Responses must carry ``Content-Length`` or be chunked.
-    """
-
-    def __init__(self, url: str, timeout_s: float = 30.0) -> None:
-        parsed = urlsplit(url)
-        if parsed.scheme != "http" or parsed.hostname is None:
-            raise ValueError(f"only plain http://host:port URLs are supported, not {url}")
-        self.host = parsed.hostname
-        self.port = parsed.port or 80
-        self.timeout_s = timeout_s
-        self._reader: asyncio.StreamReader | None = None
-        self._writer: asyncio.StreamWriter | None = None
-
-    async def request(
-        self, method: str, path: str, body: bytes = b"", content_type: str = "application/json"
-    ) -> tuple[int, bytes]:
-        """Sends one request and returns the status and the body."""
-        return await asyncio.wait_for(
-            self._exchange(method, path, body, content_type), self.timeout_s
-        )
-
-    async def close(self) -> None:
-        writer, self._writer, self._reader = self._writer, None, None
-        if writer is not None:
-            writer.close()
-            with suppress(OSError):
-                await writer.wait_closed()
-
-    async def _exchange(
-        self, method: str, path: str, body: bytes, content_type: str
-    ) -> tuple[int, bytes]:
-        if self._writer is None or self._writer.is_closing():
-            self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
-        reader, writer = self._reader, self._writer
-        assert reader is not None
-        head = (
-            f"{method} {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-            f"Content-Type: {content_type}\r\nContent-Length: {len(body)}\r\n\r\n"
-        )
-        writer.write(head.encode("latin-1") + body)
-        try:
-            status, headers = await self._read_head(reader)
-            payload = await self._read_body(reader, headers)
-        except BaseException:
-            await self.close()
-            raise
-        if headers.get("connection", "").lower() == "close":
-            await self.close()
-        return status, payload
-
-    @staticmethod
-    async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
-        block = (await reader.readuntil(b"\r\n\r\n")).decode("latin-1")
-        status_line, *lines = block.split("\r\n")
-        headers = {}
-        for line in lines:
-            name, sep, value = line.partition(":")
-            if sep:
-                headers[name.strip().lower()] = value.strip()
-        return int(status_line.split()[1]), headers
-
-    @staticmethod
-    async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str]) -> bytes:
-        if "content-length" in headers:
-            return await reader.readexactly(int(headers["content-length"]))
-        if headers.get("transfer-encoding", "").lower() != "chunked":
-            raise ValueError("response has neither Content-Length nor chunked encoding")
-        chunks = []
-        while size := int((await reader.readuntil(b"\r\n")).split(b";")[0], 16):
-            chunks.append(await reader.readexactly(size))
-            await reader.readexactly(2)
-        await reader.readuntil(b"\r\n")
-        return b"".join(chunks)
+def client_session(url: str, concurrency: int, timeout_s: float) -> aiohttp.ClientSession:
+    """An aiohttp session to ``url`` that keeps at most ``concurrency`` connections open."""
+    return aiohttp.ClientSession(
+        base_url=url,
+        connector=aiohttp.TCPConnector(limit=concurrency),
+        timeout=aiohttp.ClientTimeout(total=timeout_s),
+    )
 
 
-class Session(Protocol):
-    """Sends requests to one server: ``HttpConnection`` or ``HttpxSession``."""
-
-    async def request(
-        self, method: str, path: str, body: bytes = b"", content_type: str = "application/json"
-    ) -> tuple[int, bytes]: ...
-
-    async def close(self) -> None: ...
-
-
-class HttpxSession:
-    """The ``Session`` interface over a shared ``httpx.AsyncClient``."""
-
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self.client = client
-
-    async def request(
-        self, method: str, path: str, body: bytes = b"", content_type: str = "application/json"
-    ) -> tuple[int, bytes]:
-        headers = {"content-type": content_type} if body else {}
-        response = await self.client.request(method, path, content=body, headers=headers)
-        return response.status_code, response.content
-
-    async def close(self) -> None:
-        """The shared client is closed by whoever opened it."""
-
-
-CLIENTS = ("raw", "httpx")
-# What a failed request may raise, whichever the session.
-REQUEST_ERRORS = (httpx.HTTPError, OSError, EOFError, ValueError, KeyError, TypeError)
-
-
-@asynccontextmanager
-async def sessions(
-    kind: str, url: str, count: int, timeout_s: float = 30.0
-) -> AsyncIterator[list[Session]]:
-    """``count`` sessions to ``url``: one connection each (``raw``) or one shared httpx pool."""
-    if kind == "raw":
-        raw: list[Session] = [HttpConnection(url, timeout_s) for _ in range(count)]
-        try:
-            yield raw
-        finally:
-            await asyncio.gather(*(session.close() for session in raw))
-        return
-    limits = httpx.Limits(max_connections=count, max_keepalive_connections=count)
-    async with httpx.AsyncClient(base_url=url, timeout=timeout_s, limits=limits) as client:
-        yield [HttpxSession(client) for _ in range(count)]
+async def exchange(
+    session: aiohttp.ClientSession, method: str, path: str, body: bytes | None = None
+) -> tuple[int, bytes]:
+    """Sends one request (``body`` as JSON, if any); returns the status and the body."""
+    headers = {"Content-Type": "application/json"} if body is not None else None
+    async with session.request(method, path, data=body, headers=headers) as response:
+        return response.status, await response.read()

@@ -13,20 +13,21 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
 import httpx
 import psutil
 from common import (
-    CLIENTS,
+    CLIENT,
     REQUEST_ERRORS,
     SEED,
-    Session,
     Stopwatch,
+    client_session,
     describe,
     dragoman_server,
     error_text,
+    exchange,
     load_corpus,
     percentile,
-    sessions,
     write_result,
 )
 
@@ -150,7 +151,7 @@ class Submission:
 
 
 async def submitter(
-    session: Session, bodies: list[bytes], state: Submission, deadline: float
+    session: aiohttp.ClientSession, bodies: list[bytes], state: Submission, deadline: float
 ) -> None:
     """Posts the next unsent body until none are left or the deadline passes."""
     while state.attempted < len(bodies) and time.monotonic() < deadline:
@@ -158,7 +159,7 @@ async def submitter(
         state.attempted += 1
         started = time.perf_counter()
         try:
-            status, payload = await session.request("POST", "/v1/jobs", body)
+            status, payload = await exchange(session, "POST", "/v1/jobs", body)
         except REQUEST_ERRORS as exc:
             state.errors[describe(exc)] += 1
             continue
@@ -172,10 +173,12 @@ async def submitter(
 async def submit_all(url: str, bodies: list[bytes], args: argparse.Namespace) -> Submission:
     """Submits ``bodies`` with ``args.concurrency`` requests in flight, for at most a while."""
     state = Submission()
-    async with sessions(args.client, url, args.concurrency, REQUEST_TIMEOUT_S) as pool:
+    async with client_session(url, args.concurrency, REQUEST_TIMEOUT_S) as session:
         with Stopwatch() as watch:
             deadline = time.monotonic() + args.max_seconds
-            await asyncio.gather(*(submitter(s, bodies, state, deadline) for s in pool))
+            await asyncio.gather(
+                *(submitter(session, bodies, state, deadline) for _ in range(args.concurrency))
+            )
     state.seconds = watch.elapsed
     return state
 
@@ -222,12 +225,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument(
         "--max-seconds", type=float, default=120.0, help="stop submitting after this long"
     )
-    parser.add_argument(
-        "--client",
-        choices=CLIENTS,
-        default="raw",
-        help="a minimal keep-alive client (little CPU), or httpx.AsyncClient",
-    )
     return parser.parse_args()
 
 
@@ -246,7 +243,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "workload": {
             "jobs": args.jobs,
             "concurrency": args.concurrency,
-            "client": args.client,
+            "client": CLIENT,
             "seed": SEED,
         },
         "submission": submission_report(state, args.jobs),

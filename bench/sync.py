@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import itertools
 import json
 import random
 import time
@@ -14,21 +13,22 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlencode
 
+import aiohttp
 from common import (
-    CLIENTS,
+    CLIENT,
     REQUEST_ERRORS,
     SEED,
-    Session,
     apy_server,
+    client_session,
     describe,
     dragoman_server,
     error_text,
+    exchange,
     load_corpus,
     normalize,
     package_version,
     percentile,
     ratio,
-    sessions,
     write_result,
 )
 
@@ -36,14 +36,13 @@ NAME = "sync"
 REQUEST_TIMEOUT_S = 30.0
 MAX_EXAMPLES = 5
 
-Call = Callable[[Session, str], Awaitable[str]]
+Call = Callable[[aiohttp.ClientSession, str], Awaitable[str]]
 
 
 @dataclass(frozen=True)
 class Options:
     """How to load a server."""
 
-    client: str
     concurrency: int
     warmup: list[str]
 
@@ -81,20 +80,20 @@ class Outcome:
 # ---------------------------------------------------------------- the two servers' calls
 
 
-async def dragoman_call(session: Session, segment: str) -> str:
+async def dragoman_call(session: aiohttp.ClientSession, segment: str) -> str:
     """One segment through dragoman's ``POST /v1/translate``."""
     body = {"source_lang": "en", "target_lang": "es", "segments": [segment]}
-    status, payload = await session.request("POST", "/v1/translate", json.dumps(body).encode())
+    status, payload = await exchange(session, "POST", "/v1/translate", json.dumps(body).encode())
     if status != 200:
         raise RequestFailed(error_text(status, payload))
     translation: str = json.loads(payload)["translations"][0]
     return translation
 
 
-async def apy_call(session: Session, segment: str) -> str:
+async def apy_call(session: aiohttp.ClientSession, segment: str) -> str:
     """One segment through APY's ``GET /translate``."""
     query = urlencode({"langpair": "eng|spa", "q": segment})
-    status, payload = await session.request("GET", f"/translate?{query}")
+    status, payload = await exchange(session, "GET", f"/translate?{query}")
     if status != 200:
         raise RequestFailed(f"{status} {payload[:200].decode(errors='replace')}")
     body = json.loads(payload)
@@ -108,7 +107,7 @@ async def apy_call(session: Session, segment: str) -> str:
 
 
 async def worker(
-    session: Session, call: Call, segments: list[str], queue: asyncio.Queue[int]
+    session: aiohttp.ClientSession, call: Call, segments: list[str], queue: asyncio.Queue[int]
 ) -> Outcome:
     """Takes request indexes off ``queue`` until it is empty; records each outcome."""
     outcome = Outcome(translations=[None] * len(segments))
@@ -138,14 +137,15 @@ def merge(parts: list[Outcome], size: int, seconds: float) -> Outcome:
 
 async def drive(url: str, call: Call, segments: list[str], options: Options) -> Outcome:
     """Warm up (not counted), then send ``segments`` with ``concurrency`` clients."""
-    async with sessions(options.client, url, options.concurrency, REQUEST_TIMEOUT_S) as pool:
-        warm = zip(itertools.cycle(pool), options.warmup, strict=False)
-        await asyncio.gather(*(call(s, seg) for s, seg in warm), return_exceptions=True)
+    async with client_session(url, options.concurrency, REQUEST_TIMEOUT_S) as session:
+        warm = (call(session, segment) for segment in options.warmup)
+        await asyncio.gather(*warm, return_exceptions=True)
         queue: asyncio.Queue[int] = asyncio.Queue()
         for index in range(len(segments)):
             queue.put_nowait(index)
+        workers = (worker(session, call, segments, queue) for _ in range(options.concurrency))
         started = time.perf_counter()
-        parts = await asyncio.gather(*(worker(s, call, segments, queue) for s in pool))
+        parts = await asyncio.gather(*workers)
         return merge(list(parts), len(segments), time.perf_counter() - started)
 
 
@@ -185,12 +185,6 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--requests", type=int, default=500, help="measured requests per server")
     parser.add_argument("--concurrency", type=int, default=8, help="clients in flight at once")
     parser.add_argument("--warmup", type=int, default=8, help="uncounted requests first")
-    parser.add_argument(
-        "--client",
-        choices=CLIENTS,
-        default="httpx",
-        help="httpx.AsyncClient, or a minimal keep-alive client that uses far less CPU",
-    )
     return parser.parse_args()
 
 
@@ -199,7 +193,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     rng = random.Random(SEED)
     segments = [rng.choice(corpus) for _ in range(args.requests)]
     warmup = [rng.choice(corpus) for _ in range(args.warmup)]
-    options = Options(client=args.client, concurrency=args.concurrency, warmup=warmup)
+    options = Options(concurrency=args.concurrency, warmup=warmup)
     ours, ours_info = measure_dragoman(segments, options)
     theirs, apy_info = measure_apy(segments, options)
     ours_rate = ours.summary()["segments_per_s"] or 0.0
@@ -209,7 +203,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "requests": args.requests,
             "concurrency": args.concurrency,
             "warmup": args.warmup,
-            "client": args.client,
+            "client": CLIENT,
             "seed": SEED,
         },
         "dragoman": {**ours.summary(), "server": ours_info},

@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import re
+import shlex
 import signal
 import subprocess
 import time
@@ -77,7 +78,7 @@ class Script:
     """
 
     head: str
-    tagger: str | None = None
+    tagger: list[str] | None = None
     tail: str | None = None
 
 
@@ -88,7 +89,8 @@ def split_script(script: str) -> Script:
     stages = [stage.strip() for stage in script.split(" | ")]
     for i, stage in enumerate(stages):
         if _HMM_TAGGER.match(stage):
-            tagger = stage.replace("apertium-tagger", "exec apertium-tagger -d", 1)
+            argv = shlex.split(stage.replace("$1", "-g").replace("$2", ""))
+            tagger = [argv[0], "-d", *argv[1:]]
             return Script(" | ".join(stages[:i]), tagger, " | ".join(stages[i + 1 :]) or None)
     return Script(script)
 
@@ -121,43 +123,36 @@ async def _kill(proc: asyncio.subprocess.Process | None) -> None:
     await proc.wait()
 
 
-class _Tagger:
-    """The HMM tagger stage, fed one segment at a time so its warnings map to segments."""
+@dataclass(slots=True)
+class _TaggerProcess:
+    proc: asyncio.subprocess.Process
+    stderr: int
 
-    def __init__(self, script: str) -> None:
-        self._script = script
-        self._proc: asyncio.subprocess.Process | None = None
-        self._stderr = -1
-        self.restarts = 0
-
-    async def start(self) -> None:
+    @classmethod
+    async def spawn(cls, argv: Sequence[str]) -> _TaggerProcess:
         read_end, write_end = os.pipe()
         os.set_blocking(read_end, False)
         try:
-            self._proc = await _spawn(self._script, write_end)
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=write_end,
+                start_new_session=True,
+                limit=_READ_LIMIT,
+            )
+        except BaseException:
+            os.close(read_end)
+            raise
         finally:
             os.close(write_end)
-        self._stderr = read_end
+        return cls(proc, read_end)
 
-    async def tag(self, segment: bytes, read: Callable[[asyncio.StreamReader], Any]) -> bytes:
-        proc = self._proc
-        assert proc is not None and proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(segment)
-        await proc.stdin.drain()
-        tagged: bytes = await read(proc.stdout)
-        # The tagger writes its warning before the NUL that ends the segment, so by now
-        # it is in the pipe.
-        if b"new ambiguity class" in self._drain_stderr():
-            await self.stop()
-            await self.start()
-            self.restarts += 1
-        return tagged
-
-    def _drain_stderr(self) -> bytes:
+    def drain_stderr(self) -> bytes:
         chunks = []
         while True:
             try:
-                chunk = os.read(self._stderr, 65536)
+                chunk = os.read(self.stderr, 65536)
             except BlockingIOError:
                 break
             if not chunk:
@@ -165,16 +160,59 @@ class _Tagger:
             chunks.append(chunk)
         return b"".join(chunks)
 
+    async def stop(self) -> None:
+        await _kill(self.proc)
+        os.close(self.stderr)
+
+
+class _Tagger:
+    """The HMM tagger stage, fed one segment at a time so its warnings map to segments.
+
+    A spare process is kept loaded, so a restart is a swap rather than a start-up."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self._argv = list(argv)
+        self._current: _TaggerProcess | None = None
+        self._spare: asyncio.Future[_TaggerProcess] | None = None
+        self.restarts = 0
+
+    async def start(self) -> None:
+        self._current = await _TaggerProcess.spawn(self._argv)
+        self._spare = asyncio.ensure_future(_TaggerProcess.spawn(self._argv))
+
+    async def tag(self, segment: bytes, read: Callable[[asyncio.StreamReader], Any]) -> bytes:
+        current = self._current
+        assert current is not None
+        stdin, stdout = current.proc.stdin, current.proc.stdout
+        assert stdin is not None and stdout is not None
+        stdin.write(segment)
+        await stdin.drain()
+        tagged: bytes = await read(stdout)
+        # The tagger writes its warning before the NUL that ends the segment, so by now
+        # it is in the pipe.
+        if b"new ambiguity class" in current.drain_stderr():
+            await self._swap()
+        return tagged
+
+    async def _swap(self) -> None:
+        old, spare = self._current, self._spare
+        assert old is not None and spare is not None
+        self._current = await spare
+        self._spare = asyncio.ensure_future(_TaggerProcess.spawn(self._argv))
+        self.restarts += 1
+        await old.stop()
+
     @property
     def alive(self) -> bool:
-        return self._proc is not None and self._proc.returncode is None
+        return self._current is not None and self._current.proc.returncode is None
 
     async def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        await _kill(proc)
-        if self._stderr >= 0:
-            os.close(self._stderr)
-            self._stderr = -1
+        current, spare, self._current, self._spare = self._current, self._spare, None, None
+        if current is not None:
+            await current.stop()
+        if spare is not None:
+            with contextlib.suppress(Exception):
+                await (await spare).stop()
 
 
 class Pipeline:
