@@ -14,6 +14,7 @@ import logging
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import time
@@ -90,7 +91,7 @@ def split_script(script: str) -> Script:
     for i, stage in enumerate(stages):
         if _HMM_TAGGER.match(stage):
             argv = shlex.split(stage.replace("$1", "-g").replace("$2", ""))
-            tagger = [argv[0], "-d", *argv[1:]]
+            tagger = [shutil.which(argv[0]) or argv[0], "-d", *argv[1:]]
             return Script(" | ".join(stages[:i]), tagger, " | ".join(stages[i + 1 :]) or None)
     return Script(script)
 
@@ -114,12 +115,20 @@ async def _spawn(script: str, stderr: int) -> asyncio.subprocess.Process:
     )
 
 
-async def _kill(proc: asyncio.subprocess.Process | None) -> None:
+async def _kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -> None:
+    """Kills ``proc`` (with its process group, for a shell pipeline) and reaps it."""
     if proc is None:
         return
     if proc.returncode is None:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+            if group:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+    # communicate() also reads the pipes to their end, so their transports close now rather
+    # than at garbage collection.
+    with contextlib.suppress(OSError, ValueError):
+        await proc.communicate()
     await proc.wait()
 
 
@@ -138,7 +147,6 @@ class _TaggerProcess:
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=write_end,
-                start_new_session=True,
                 limit=_READ_LIMIT,
             )
         except BaseException:
@@ -147,6 +155,20 @@ class _TaggerProcess:
         finally:
             os.close(write_end)
         return cls(proc, read_end)
+
+    @property
+    def stdin(self) -> asyncio.StreamWriter:
+        assert self.proc.stdin is not None
+        return self.proc.stdin
+
+    @property
+    def stdout(self) -> asyncio.StreamReader:
+        assert self.proc.stdout is not None
+        return self.proc.stdout
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.returncode is None
 
     def drain_stderr(self) -> bytes:
         chunks = []
@@ -161,7 +183,7 @@ class _TaggerProcess:
         return b"".join(chunks)
 
     async def stop(self) -> None:
-        await _kill(self.proc)
+        await _kill(self.proc, group=False)
         os.close(self.stderr)
 
 
@@ -183,11 +205,9 @@ class _Tagger:
     async def tag(self, segment: bytes, read: Callable[[asyncio.StreamReader], Any]) -> bytes:
         current = self._current
         assert current is not None
-        stdin, stdout = current.proc.stdin, current.proc.stdout
-        assert stdin is not None and stdout is not None
-        stdin.write(segment)
-        await stdin.drain()
-        tagged: bytes = await read(stdout)
+        current.stdin.write(segment)
+        await current.stdin.drain()
+        tagged: bytes = await read(current.stdout)
         # The tagger writes its warning before the NUL that ends the segment, so by now
         # it is in the pipe.
         if b"new ambiguity class" in current.drain_stderr():
@@ -204,7 +224,7 @@ class _Tagger:
 
     @property
     def alive(self) -> bool:
-        return self._current is not None and self._current.proc.returncode is None
+        return self._current is not None and self._current.alive
 
     async def stop(self) -> None:
         current, spare, self._current, self._spare = self._current, self._spare, None, None
@@ -297,7 +317,8 @@ class Pipeline:
 
     async def _read_one(self, stdout: asyncio.StreamReader) -> bytes:
         try:
-            return await asyncio.wait_for(stdout.readuntil(b"\0"), self._read_timeout_s)
+            async with asyncio.timeout(self._read_timeout_s):  # no task per read, unlike wait_for
+                return await stdout.readuntil(b"\0")
         except TimeoutError:
             raise EngineTimeout(f"apertium gave no output within {self._read_timeout_s}s") from None
         except asyncio.IncompleteReadError:
