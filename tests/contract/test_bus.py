@@ -3,20 +3,33 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import uuid
 from collections.abc import AsyncIterator
 
 import pytest
 
-from dragoman.bus import Bus
+from dragoman.bus import DEAD_LETTER_QUEUE, Bus
 from dragoman.bus.memory import MemoryBus
+from dragoman.bus.rabbitmq import RabbitBus
+
+RABBITMQ_URL = os.environ.get("DRAGOMAN_TEST_RABBITMQ_URL", "amqp://guest:guest@127.0.0.1:5672/")
+QUEUES = ("q", "a", "b", DEAD_LETTER_QUEUE)
 
 
-@pytest.fixture(params=["memory"])
+@pytest.fixture(params=["memory", "rabbitmq"])
 async def bus(request: pytest.FixtureRequest) -> AsyncIterator[Bus]:
-    impl = MemoryBus()
-    await impl.open()
-    yield impl
-    await impl.close()
+    if request.param == "memory":
+        impl: Bus = MemoryBus()
+        await impl.open()
+        yield impl
+        await impl.close()
+        return
+    rabbit = RabbitBus(RABBITMQ_URL, prefix=f"test-{uuid.uuid4().hex[:8]}")
+    await rabbit.open()
+    yield rabbit
+    await rabbit.delete_queues(*QUEUES)
+    await rabbit.close()
 
 
 async def next_body(bus: Bus, queue: str, *, ack: bool = True) -> dict[str, object]:
@@ -70,3 +83,18 @@ async def test_one_message_at_a_time_until_settled(bus: Bus) -> None:
 
 async def test_ping_answers(bus: Bus) -> None:
     await bus.ping()
+
+
+async def test_a_rejected_message_is_dead_lettered(bus: Bus) -> None:
+    await bus.publish("q", {"poison": True})
+    consumer = bus.consume("q")
+    delivery = await asyncio.wait_for(anext(consumer), 5)
+    await delivery.reject()
+    await consumer.aclose()  # type: ignore[attr-defined]
+    assert await next_body(bus, DEAD_LETTER_QUEUE) == {"poison": True}
+
+
+async def test_messages_survive_until_consumed(bus: Bus) -> None:
+    await bus.publish("q", {"kept": 1})
+    await asyncio.sleep(0.1)
+    assert await next_body(bus, "q") == {"kept": 1}

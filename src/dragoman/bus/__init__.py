@@ -8,6 +8,7 @@ from typing import Any, Protocol
 Message = dict[str, Any]
 
 WATCHDOG_QUEUE = "watchdog"
+DEAD_LETTER_QUEUE = "dead"
 
 
 def work_queue(pool: str) -> str:
@@ -46,8 +47,13 @@ class Bus(Protocol):
 
 
 def open_bus(broker_url: str) -> Bus:
+    """The bus for ``memory://`` (in-process) or ``amqp://`` (RabbitMQ) URLs."""
     if broker_url.startswith("memory://"):
         from dragoman.bus.memory import MemoryBus
 
         return MemoryBus()
+    if broker_url.startswith(("amqp://", "amqps://")):
+        from dragoman.bus.rabbitmq import RabbitBus
+
+        return RabbitBus(broker_url)
     raise ValueError(f"unsupported broker URL {broker_url!r}")

@@ -6,7 +6,7 @@ import asyncio
 from collections import defaultdict
 from collections.abc import AsyncIterator
 
-from dragoman.bus import Message
+from dragoman.bus import DEAD_LETTER_QUEUE, Message
 
 
 class MemoryDelivery:
@@ -20,7 +20,7 @@ class MemoryDelivery:
         self.settled.set()
 
     async def reject(self) -> None:
-        self._bus.dead_letters.append((self._queue, self.body))
+        self._bus.queue(DEAD_LETTER_QUEUE).put_nowait(self.body)
         self.settled.set()
 
     def requeue(self) -> None:
@@ -33,7 +33,6 @@ class MemoryDelivery:
 class MemoryBus:
     def __init__(self) -> None:
         self._queues: defaultdict[str, asyncio.Queue[Message]] = defaultdict(asyncio.Queue)
-        self.dead_letters: list[tuple[str, Message]] = []
 
     def queue(self, name: str) -> asyncio.Queue[Message]:
         return self._queues[name]
