@@ -156,3 +156,26 @@ async def test_counts_cover_every_status(store: JobStore) -> None:
 
 async def test_ping_answers_when_open(store: JobStore) -> None:
     await store.ping()
+
+
+async def test_one_delivery_of_an_attempt_claims_it(store: JobStore) -> None:
+    await submitted(store)
+    assert await store.claim("j1", 1, T0)
+    assert not await store.claim("j1", 1, T0)  # a redelivered message finds it claimed
+    assert not await store.claim("j1", 2, T0)
+    job = await store.get("j1")
+    assert job is not None and job.status is JobStatus.RUNNING and job.started_at == T0
+
+
+async def test_a_cancelled_job_cannot_be_claimed(store: JobStore) -> None:
+    await submitted(store)
+    await store.cancel("j1", T0)
+    assert not await store.claim("j1", 1, T0)
+
+
+async def test_a_lease_has_one_holder_until_it_expires(store: JobStore) -> None:
+    assert await store.acquire_lease("watchdog", "a", 10, T0)
+    assert await store.acquire_lease("watchdog", "a", 10, T0 + timedelta(seconds=5))
+    assert not await store.acquire_lease("watchdog", "b", 10, T0 + timedelta(seconds=6))
+    assert await store.acquire_lease("watchdog", "b", 10, T0 + timedelta(seconds=16))
+    assert not await store.acquire_lease("watchdog", "a", 10, T0 + timedelta(seconds=17))

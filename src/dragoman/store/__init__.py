@@ -45,6 +45,15 @@ class JobStore(Protocol):
         """``queued`` → ``submitted`` with one more attempt; None if the job was not queued."""
         ...
 
+    async def claim(self, job_id: str, attempt: int, now: datetime) -> bool:
+        """``submitted`` → ``running`` for ``attempt``; False if another delivery of it was
+        claimed already, the attempt is stale or the job was cancelled."""
+        ...
+
+    async def acquire_lease(self, name: str, holder: str, ttl_s: float, now: datetime) -> bool:
+        """Takes or renews the lease ``name`` for ``holder``; False while another holds it."""
+        ...
+
     async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
         """Records a heartbeat of ``attempt``; ``running`` starts here. Returns the job's
         status, or None when ``attempt`` is stale."""

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, bindparam, delete, event, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, event, func, insert, or_, select, update
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -26,7 +26,7 @@ from dragoman.models import (
     Pool,
     Priority,
 )
-from dragoman.store.tables import documents, jobs, segments
+from dragoman.store.tables import documents, jobs, leases, segments
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _IN_FLIGHT = [s.value for s in IN_FLIGHT]
@@ -294,6 +294,42 @@ class SqlJobStore:
                 )
             ).first()
         return _job(row) if row else None
+
+    async def claim(self, job_id: str, attempt: int, now: datetime) -> bool:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                update(jobs)
+                .where(
+                    jobs.c.id == job_id,
+                    jobs.c.attempts == attempt,
+                    jobs.c.status == JobStatus.SUBMITTED.value,
+                )
+                .values(
+                    status=JobStatus.RUNNING.value,
+                    heartbeat_at=now,
+                    started_at=func.coalesce(jobs.c.started_at, now),
+                )
+            )
+        return bool(result.rowcount == 1)
+
+    async def acquire_lease(self, name: str, holder: str, ttl_s: float, now: datetime) -> bool:
+        expires = now + timedelta(seconds=ttl_s)
+        async with self._tx() as conn:
+            taken = await conn.execute(
+                update(leases)
+                .where(leases.c.name == name)
+                .where(or_(leases.c.holder == holder, leases.c.expires_at < now))
+                .values(holder=holder, expires_at=expires)
+            )
+            if taken.rowcount == 1:
+                return True
+            exists = (
+                await conn.execute(select(leases.c.name).where(leases.c.name == name))
+            ).first()
+            if exists:
+                return False
+            await conn.execute(insert(leases).values(name=name, holder=holder, expires_at=expires))
+        return True
 
     async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
         async with self._tx() as conn:

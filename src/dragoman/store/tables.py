@@ -64,3 +64,11 @@ segments = Table(
     Column("source", Text, nullable=False),
     Column("target", Text),
 )
+
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("holder", String(128), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)

@@ -82,12 +82,20 @@ class BatchWorker:
             outcome = await self._attempt(job, attempt)
         finally:
             self.busy_with = None
-        await self._bus.publish(WATCHDOG_QUEUE, {"type": "done", **outcome})
+        if outcome is not None:
+            await self._bus.publish(WATCHDOG_QUEUE, {"type": "done", **outcome})
 
-    async def _attempt(self, job: Job, attempt: int) -> dict[str, Any]:
+    async def _attempt(self, job: Job, attempt: int) -> dict[str, Any] | None:
         report: dict[str, Any] = {"job_id": job.id, "attempt": attempt}
-        if await self._store.heartbeat(job.id, attempt, self._clock.now()) is not JobStatus.RUNNING:
-            return {**report, "status": JobStatus.CANCELLED.value}
+        # Claiming makes deliveries at-least-once safe: a redelivered message of an attempt
+        # that a worker already holds (a broker restart, RabbitMQ's consumer_timeout) is
+        # dropped; a silent holder is the watchdog's to retry with a new attempt.
+        if not await self._store.claim(job.id, attempt, self._clock.now()):
+            current = await self._store.get(job.id)
+            if current is not None and current.status is JobStatus.CANCELLED:
+                return {**report, "status": JobStatus.CANCELLED.value}
+            log.info("job %s attempt %d is claimed already; delivery dropped", job.id, attempt)
+            return None
         log.info("job %s running on worker %s (attempt %d)", job.id, self.name, attempt)
         work = asyncio.create_task(self._translate(job, attempt))
         beats = asyncio.create_task(self._heartbeat(job.id, attempt, work))
