@@ -22,9 +22,9 @@ from common import (
     load_corpus,
     normalize,
     ratio,
+    report,
     run_apertium,
     timed,
-    write_result,
 )
 
 NAME = "bulk"
@@ -247,10 +247,7 @@ def summarize(result: dict[str, Any]) -> str:
 
 def main() -> None:
     args = parse_args()
-    result = {"mode": args.mode, **measure()}
-    path = write_result(NAME, result)
-    print(summarize(result))
-    print(f"written to {path}")
+    report(NAME, {"mode": args.mode, **measure()}, summarize)
 
 
 if __name__ == "__main__":

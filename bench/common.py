@@ -302,6 +302,13 @@ def write_result(name: str, data: dict[str, Any]) -> Path:
     return path
 
 
+def report(name: str, result: dict[str, Any], summarize: Callable[[dict[str, Any]], str]) -> None:
+    """Writes ``result`` to bench/results/NAME.json and prints its summary."""
+    path = write_result(name, result)
+    print(summarize(result))
+    print(f"written to {path}")
+
+
 def error_text(status: int, body: bytes) -> str:
     """``status code: message`` from a dragoman error body, else the start of the raw body."""
     try:

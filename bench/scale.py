@@ -28,7 +28,7 @@ from common import (
     exchange,
     load_corpus,
     percentile,
-    write_result,
+    report,
 )
 
 NAME = "scale"
@@ -270,10 +270,7 @@ def summarize(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    result = measure(parse_args())
-    path = write_result(NAME, result)
-    print(summarize(result))
-    print(f"written to {path}")
+    report(NAME, measure(parse_args()), summarize)
 
 
 if __name__ == "__main__":

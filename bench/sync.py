@@ -29,7 +29,7 @@ from common import (
     package_version,
     percentile,
     ratio,
-    write_result,
+    report,
 )
 
 NAME = "sync"
@@ -231,10 +231,7 @@ def summarize(result: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    result = measure(parse_args())
-    path = write_result(NAME, result)
-    print(summarize(result))
-    print(f"written to {path}")
+    report(NAME, measure(parse_args()), summarize)
 
 
 if __name__ == "__main__":

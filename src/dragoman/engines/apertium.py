@@ -260,10 +260,6 @@ class Pipeline:
         tagger_ok = self._tagger is None or self._tagger.alive
         return bool(procs) and tagger_ok and all(p.returncode is None for p in procs)
 
-    @property
-    def tagger_restarts(self) -> int:
-        return self._tagger.restarts if self._tagger else 0
-
     async def translate(self, segments: Sequence[str]) -> list[str]:
         head = self._head
         if head is None or head.stdin is None or head.stdout is None:

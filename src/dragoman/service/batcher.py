@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from dragoman.engines import Pair
 from dragoman.engines.registry import Engines
@@ -47,8 +48,8 @@ class DynamicBatcher:
             self._spawn(self._run(key, batch))
         return await future
 
-    def _spawn(self, coro: object) -> None:
-        task: asyncio.Task[None] = asyncio.create_task(coro)  # type: ignore[arg-type]
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(coro)
         self._running.add(task)
         task.add_done_callback(self._running.discard)
 
