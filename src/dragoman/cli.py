@@ -35,26 +35,79 @@ def _logging() -> None:
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
 
+Host = Annotated[str, typer.Option(help="Address to listen on")]
+
+
+def _settings(**overrides: Any) -> Any:
+    from dragoman.settings import Settings
+
+    _logging()
+    return Settings(**{k: v for k, v in overrides.items() if v is not None})
+
+
 @app.command()
 def serve(
-    host: Annotated[str, typer.Option(help="Address to listen on")] = "127.0.0.1",
+    host: Host = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on")] = 8080,
     data_dir: Annotated[Path | None, typer.Option(help="Where the SQLite store lives")] = None,
 ) -> None:
     """Run the embedded service: API, queue, watchdog and workers in one process."""
-    import uvicorn
-
     from dragoman.api.app import create_app
     from dragoman.embedded import EmbeddedService
-    from dragoman.settings import Settings
+    from dragoman.serving import serve as run
 
-    _logging()
-    overrides: dict[str, Any] = {"host": host, "port": port}
-    if data_dir is not None:
-        overrides["data_dir"] = data_dir
-    settings = Settings(**overrides)
-    api = create_app(EmbeddedService(settings))
-    uvicorn.run(api, host=settings.host, port=settings.port, log_level="warning")
+    settings = _settings(host=host, port=port, data_dir=data_dir)
+    run(create_app(EmbeddedService(settings)), host=settings.host, port=settings.port)
+
+
+@app.command("api")
+def api_process(
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on")] = 8080,
+) -> None:
+    """Run the HTTP API of the distributed deployment (DRAGOMAN_DATABASE_URL, _BROKER_URL)."""
+    from dragoman.api.app import create_app
+    from dragoman.services import ApiService
+    from dragoman.serving import serve as run
+
+    settings = _settings(host=host, port=port)
+    run(create_app(ApiService(settings)), host=settings.host, port=settings.port)
+
+
+@app.command("watchdog")
+def watchdog_process(
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port of /healthz, /readyz and /metrics")] = 9100,
+) -> None:
+    """Run the watchdog: dispatch, heartbeats, relay (one active, others on standby)."""
+    from dragoman.api.probes import create_probe_app
+    from dragoman.services import WatchdogService
+    from dragoman.serving import serve as run
+
+    service = WatchdogService(_settings())
+    run(create_probe_app(service, role="watchdog"), host=host, port=port)
+
+
+@app.command("worker")
+def worker_process(
+    pool: Annotated[str, typer.Option(help="cpu or gpu")] = "cpu",
+    host: Host = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(help="Port of /healthz, /readyz and /metrics (0: any free port)")
+    ] = 9100,
+) -> None:
+    """Run one worker of a pool; SIGTERM lets it finish its job, then it exits 0."""
+    from dragoman.api.probes import create_probe_app
+    from dragoman.models import Pool
+    from dragoman.services import WorkerService
+    from dragoman.serving import serve as run
+
+    try:
+        chosen = Pool(pool)
+    except ValueError:
+        raise typer.BadParameter(f"--pool must be cpu or gpu, not {pool!r}") from None
+    service = WorkerService(_settings(), chosen)
+    run(create_probe_app(service, role=f"worker ({chosen})"), host=host, port=port)
 
 
 def _client(server: str, api_key: str | None) -> httpx.Client:

@@ -6,38 +6,24 @@ import asyncio
 import contextlib
 import logging
 
-from dragoman.bus import Bus, open_bus
-from dragoman.clock import Clock, SystemClock
-from dragoman.engines.apertium import ApertiumEngine
+from dragoman.bus import Bus
+from dragoman.clock import Clock
 from dragoman.engines.registry import Engines
-from dragoman.metrics import Metrics
 from dragoman.models import IN_FLIGHT, Pool
-from dragoman.service.batcher import DynamicBatcher
-from dragoman.service.manager import BatchRequestsManager
+from dragoman.service.manager import Intake, LocalIntake
 from dragoman.service.queue import BatchRequestsQueue
+from dragoman.services import ApiService, default_engines
 from dragoman.settings import Settings
-from dragoman.store import JobStore, open_store
+from dragoman.store import JobStore
 from dragoman.watchdog import Watchdog
 from dragoman.worker import BatchWorker
+
+__all__ = ["EmbeddedService", "default_engines"]
 
 log = logging.getLogger(__name__)
 
 
-def default_engines(settings: Settings) -> Engines:
-    return Engines(
-        [
-            ApertiumEngine(
-                settings.apertium_modes_dir,
-                pipelines_per_pair=settings.apertium_pipelines_per_pair,
-                max_uses=settings.apertium_max_uses,
-                read_timeout_s=settings.apertium_read_timeout_s,
-                idle_shutdown_s=settings.apertium_idle_shutdown_s,
-            )
-        ]
-    )
-
-
-class EmbeddedService:
+class EmbeddedService(ApiService):
     """Everything one ``dragoman serve`` runs, with start and stop in a written-down order."""
 
     def __init__(
@@ -49,30 +35,7 @@ class EmbeddedService:
         bus: Bus | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self.settings = settings
-        self.clock = clock or SystemClock()
-        self.metrics = Metrics()
-        self.store = store or open_store(settings.resolved_database_url)
-        self.bus = bus or open_bus(settings.broker_url)
-        self.engines = engines or default_engines(settings)
-        self.queue = BatchRequestsQueue()
-        self.watchdog = Watchdog(
-            settings=settings, store=self.store, bus=self.bus, queue=self.queue, clock=self.clock
-        )
-        self.manager = BatchRequestsManager(
-            settings=settings,
-            store=self.store,
-            engines=self.engines,
-            queue=self.queue,
-            clock=self.clock,
-            wake_dispatcher=self.watchdog.wake,
-        )
-        self.batcher = DynamicBatcher(
-            self.engines,
-            self.metrics,
-            delay_s=settings.sync_batch_delay_s,
-            max_segments=settings.sync_batch_max_segments,
-        )
+        super().__init__(settings, engines=engines, store=store, bus=bus, clock=clock)
         self.workers = [
             BatchWorker(
                 name=f"{pool}-{i}",
@@ -89,13 +52,23 @@ class EmbeddedService:
         ]
         self._worker_tasks: list[asyncio.Task[None]] = []
 
+    def make_intake(self) -> Intake:
+        # The queue and the watchdog live in this process: jobs go straight to them.
+        self.queue = BatchRequestsQueue()
+        self.watchdog = Watchdog(
+            settings=self.settings,
+            store=self.store,
+            bus=self.bus,
+            queue=self.queue,
+            clock=self.clock,
+        )
+        return LocalIntake(self.queue, self.watchdog.wake)
+
     async def start(self) -> None:
         # Store first (migrations), then recovery, then the watchdog that dispatches what
-        # was recovered, then the workers that consume it.
-        await self.store.open()
-        await self.bus.open()
+        # was recovered (it reloads the queued jobs), then the workers that consume it.
+        await self._open()
         await self._requeue_orphans()
-        await self.manager.recover()
         await self.watchdog.start()
         self._worker_tasks = [
             asyncio.create_task(worker.run(), name=f"worker-{worker.name}")
@@ -126,8 +99,7 @@ class EmbeddedService:
         await self.watchdog.stop()
         await self.batcher.close()
         await self.engines.close()
-        await self.bus.close()
-        await self.store.close()
+        await self._close()
 
     def refresh_gauges(self) -> None:
         for pool in Pool:

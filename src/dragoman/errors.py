@@ -65,6 +65,10 @@ class StoreUnavailable(TransientError):
     code = "store_unavailable"
 
 
+class BusUnavailable(TransientError):
+    code = "broker_unavailable"
+
+
 class FatalError(DragomanError):
     code = "fatal"
 

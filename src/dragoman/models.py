@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 
 class JobStatus(StrEnum):
@@ -91,3 +92,25 @@ class Job:
     finished_at: datetime | None = None
     heartbeat_at: datetime | None = None
     error: JobError | None = None
+
+
+class RelayStatus(StrEnum):
+    """A relayed request: ``open`` until its answer is forwarded or it is given up."""
+
+    OPEN = "open"
+    ANSWERED = "answered"
+    FAILED = "failed"
+
+
+@dataclass(slots=True)
+class RelayRequest:
+    """A request that service A sent service B through the watchdog (see ``dragoman.relay``)."""
+
+    id: str
+    reply_to: str
+    target: str
+    payload: dict[str, Any]
+    status: RelayStatus = RelayStatus.OPEN
+    created_at: datetime = field(default_factory=utcnow)
+    heartbeat_at: datetime = field(default_factory=utcnow)
+    finished_at: datetime | None = None

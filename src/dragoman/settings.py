@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 from pydantic import Field, field_validator
@@ -23,6 +24,8 @@ class Settings(BaseSettings):
     data_dir: Path = Path(".dragoman")
     database_url: str | None = None
     broker_url: str = "memory://"
+    queue_prefix: str = "dragoman"
+    worker_host: str = Field(default_factory=socket.gethostname)
     api_keys: str | None = None
     host: str = "127.0.0.1"
     port: int = 8080
@@ -33,6 +36,7 @@ class Settings(BaseSettings):
     max_attempts: int = Field(3, ge=1)
     result_retention_s: float = Field(7 * 24 * 3600.0, gt=0)
     sweep_interval_s: float = Field(1.0, gt=0)
+    lease_ttl_s: float = Field(10.0, gt=0)
 
     cpu_min_workers: int = Field(0, ge=0)
     cpu_max_workers: int = Field(default_factory=_cores, ge=1)
@@ -42,6 +46,12 @@ class Settings(BaseSettings):
     gpu_max_workers: int = Field(0, ge=0)
     gpu_standby_workers: int = Field(0, ge=0)
     gpu_scale_down_delay_s: float = Field(300.0, ge=0)
+    cpu_scale_interval_s: float = Field(5.0, gt=0)
+    gpu_scale_interval_s: float = Field(10.0, gt=0)
+    cpu_scale_with_queued: bool = False
+    gpu_scale_with_queued: bool = False
+    cpu_queued_cap: int = Field(4, ge=0)
+    gpu_queued_cap: int = Field(2, ge=0)
 
     max_segments_per_job: int = Field(1_000_000, ge=1)
     max_segment_chars: int = Field(10_000, ge=1)

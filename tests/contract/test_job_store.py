@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from dragoman.models import Document, Job, JobError, JobStatus, Pool, Priority
+from dragoman.models import (
+    Document,
+    Job,
+    JobError,
+    JobStatus,
+    Pool,
+    Priority,
+    RelayRequest,
+    RelayStatus,
+)
 from dragoman.store import JobStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -107,12 +116,53 @@ async def test_cancelling_stops_writes_and_reports_to_heartbeats(store: JobStore
     assert await store.cancel("j1", T0) is None
 
 
-async def test_stale_lists_in_flight_jobs_with_old_heartbeats(store: JobStore) -> None:
-    await submitted(store, "old")
-    await submitted(store, "fresh")
+async def test_stale_lists_running_jobs_with_old_heartbeats(store: JobStore) -> None:
+    for job_id in ("old", "fresh", "waiting"):
+        await submitted(store, job_id)
+    assert await store.claim("old", 1, T0)
+    assert await store.claim("fresh", 1, T0)
     await store.heartbeat("fresh", 1, T0 + timedelta(seconds=60))
     stale = await store.stale(T0 + timedelta(seconds=30))
+    # A submitted job no worker has claimed yet has no heartbeats to miss.
     assert [job.id for job in stale] == ["old"]
+
+
+async def test_unclaimed_submissions_are_listed_and_their_wait_restarts(store: JobStore) -> None:
+    await submitted(store, "waiting")
+    await submitted(store, "taken")
+    assert await store.claim("taken", 1, T0)
+    later = T0 + timedelta(seconds=30)
+    assert [job.id for job in await store.unclaimed(later)] == ["waiting"]
+    assert await store.resubmit("waiting", 1, later)
+    assert await store.unclaimed(later) == []
+    assert not await store.resubmit("waiting", 2, later)  # not its attempt
+    assert not await store.resubmit("taken", 1, later)  # claimed already
+    assert await store.claim("waiting", 1, later)
+
+
+async def test_a_relayed_request_opens_once_beats_and_closes_once(store: JobStore) -> None:
+    request = RelayRequest("r1", "reply.a", "svc.b", {"n": 1}, created_at=T0, heartbeat_at=T0)
+    assert await store.open_request(request)
+    assert not await store.open_request(request)  # a redelivery
+    got = await store.get_request("r1")
+    assert got is not None
+    assert (got.reply_to, got.target, got.payload, got.status) == (
+        "reply.a",
+        "svc.b",
+        {"n": 1},
+        RelayStatus.OPEN,
+    )
+    assert await store.request_heartbeat("r1", T0 + timedelta(seconds=20))
+    assert await store.stale_requests(T0 + timedelta(seconds=10)) == []
+    assert [r.id for r in await store.stale_requests(T0 + timedelta(seconds=30))] == ["r1"]
+    assert await store.close_request("r1", RelayStatus.ANSWERED, T0 + timedelta(seconds=40))
+    assert not await store.close_request("r1", RelayStatus.FAILED, T0 + timedelta(seconds=41))
+    assert not await store.request_heartbeat("r1", T0 + timedelta(seconds=42))
+    closed = await store.get_request("r1")
+    assert closed is not None and closed.status is RelayStatus.ANSWERED
+    assert await store.stale_requests(T0 + timedelta(days=1)) == []
+    await store.purge(T0 + timedelta(days=1))
+    assert await store.get_request("r1") is None
 
 
 async def test_listing_is_newest_first_paged_and_per_tenant(store: JobStore) -> None:

@@ -4,7 +4,7 @@ import pytest
 
 from dragoman.engines.registry import Engines
 from dragoman.models import Pool
-from dragoman.service.manager import BatchRequestsManager
+from dragoman.service.manager import BatchRequestsManager, LocalIntake
 from dragoman.service.queue import BatchRequestsQueue
 from dragoman.store.sql import SqlJobStore
 from tests.conftest import FakeClock, ScriptedEngine
@@ -15,7 +15,7 @@ def manager(settings: Any) -> BatchRequestsManager:
         settings=settings,
         store=SqlJobStore("sqlite+aiosqlite:///:memory:"),
         engines=Engines([ScriptedEngine()]),
-        queue=BatchRequestsQueue(),
+        intake=LocalIntake(BatchRequestsQueue(), lambda: None),
         clock=FakeClock(),
     )
 

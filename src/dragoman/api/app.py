@@ -11,10 +11,10 @@ from dragoman import __version__
 from dragoman.api import health, jobs, translate
 from dragoman.api.errors import install_error_handlers
 from dragoman.api.limits import BodyLimit
-from dragoman.embedded import EmbeddedService
+from dragoman.services import ApiService
 
 
-def create_app(service: EmbeddedService, *, manage_lifecycle: bool = True) -> FastAPI:
+def create_app(service: ApiService, *, manage_lifecycle: bool = True) -> FastAPI:
     """The API for ``service``; with ``manage_lifecycle`` the app starts and stops it."""
 
     @asynccontextmanager

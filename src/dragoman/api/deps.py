@@ -7,13 +7,13 @@ from typing import Annotated
 from fastapi import Depends, Request
 
 from dragoman.api.auth import tenant_of
-from dragoman.embedded import EmbeddedService
+from dragoman.services import ApiService
 
 
-async def service_of(request: Request) -> EmbeddedService:
-    service: EmbeddedService = request.app.state.service
+async def service_of(request: Request) -> ApiService:
+    service: ApiService = request.app.state.service
     return service
 
 
-Service = Annotated[EmbeddedService, Depends(service_of)]
+Service = Annotated[ApiService, Depends(service_of)]
 Tenant = Annotated[str | None, Depends(tenant_of)]

@@ -46,8 +46,9 @@ class Bus(Protocol):
         ...
 
 
-def open_bus(broker_url: str) -> Bus:
-    """The bus for ``memory://`` (in-process) or ``amqp://`` (RabbitMQ) URLs."""
+def open_bus(broker_url: str, *, prefix: str = "dragoman") -> Bus:
+    """The bus for ``memory://`` (in-process) or ``amqp://`` (RabbitMQ) URLs; RabbitMQ
+    queue names start with ``prefix``."""
     if broker_url.startswith("memory://"):
         from dragoman.bus.memory import MemoryBus
 
@@ -55,5 +56,5 @@ def open_bus(broker_url: str) -> Bus:
     if broker_url.startswith(("amqp://", "amqps://")):
         from dragoman.bus.rabbitmq import RabbitBus
 
-        return RabbitBus(broker_url)
+        return RabbitBus(broker_url, prefix=prefix)
     raise ValueError(f"unsupported broker URL {broker_url!r}")

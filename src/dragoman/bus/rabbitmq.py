@@ -16,6 +16,7 @@ from aio_pika.abc import (
 )
 
 from dragoman.bus import DEAD_LETTER_QUEUE, Message
+from dragoman.errors import BusUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -82,16 +83,22 @@ class RabbitBus:
     async def publish(self, queue: str, body: Message) -> None:
         channel = self._publisher
         if channel is None:
-            raise ConnectionError("the bus is not open")
+            raise BusUnavailable("the bus is not open")
         if queue not in self._declared:
-            await self._declare(channel, queue)
+            try:
+                await self._declare(channel, queue)
+            except (aio_pika.exceptions.AMQPError, ConnectionError, RuntimeError) as exc:
+                raise BusUnavailable(f"message broker unavailable: {exc!r}") from None
         message = aio_pika.Message(
             json.dumps(body).encode(),
             delivery_mode=aio_pika.DeliveryMode.PERSISTENT,
             content_type="application/json",
         )
         # With publisher confirms this returns once the broker has taken the message.
-        await channel.default_exchange.publish(message, routing_key=self._name(queue))
+        try:
+            await channel.default_exchange.publish(message, routing_key=self._name(queue))
+        except (aio_pika.exceptions.AMQPError, ConnectionError, RuntimeError) as exc:
+            raise BusUnavailable(f"message broker unavailable: {exc!r}") from None
 
     async def consume(self, queue: str) -> AsyncIterator[RabbitDelivery]:
         if self._connection is None:

@@ -1,5 +1,5 @@
-"""BatchRequestsManager: validates, routes to a pool, persists, queues; recovers at start-up
-and deletes finished jobs once their retention is over."""
+"""BatchRequestsManager: validates, routes to a pool, persists, hands the job to the
+dispatcher, and deletes finished jobs once their retention is over."""
 
 from __future__ import annotations
 
@@ -9,18 +9,69 @@ import logging
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import timedelta
+from typing import Protocol
 
+from dragoman.bus import WATCHDOG_QUEUE, Bus
 from dragoman.clock import Clock
 from dragoman.engines import Pair
 from dragoman.engines.registry import Engines
-from dragoman.errors import Conflict, NotFound
-from dragoman.models import Document, Job, JobStatus, Pool, Priority
+from dragoman.errors import Conflict, NotFound, TransientError
+from dragoman.models import Document, Job, Pool, Priority
 from dragoman.service.queue import BatchRequestsQueue, Waiting
 from dragoman.service.validation import check_segments
 from dragoman.settings import Settings
 from dragoman.store import JobStore
 
 log = logging.getLogger(__name__)
+
+
+class Intake(Protocol):
+    """How a stored job reaches the dispatcher (the watchdog)."""
+
+    async def queued(self, job: Job) -> None: ...
+
+    def withdrawn(self, job_id: str) -> None:
+        """The job was cancelled while it waited."""
+        ...
+
+
+class LocalIntake:
+    """Same process as the watchdog: straight into its queue."""
+
+    def __init__(self, queue: BatchRequestsQueue, wake: Callable[[], None]) -> None:
+        self._queue = queue
+        self._wake = wake
+
+    async def queued(self, job: Job) -> None:
+        self._queue.push(Waiting(job.id, job.pool, job.priority, job.tenant))
+        self._wake()
+
+    def withdrawn(self, job_id: str) -> None:
+        self._queue.remove(job_id)
+
+
+class BusIntake:
+    """Another process runs the watchdog: tell it over the bus. The job is stored already,
+    so a lost notice only delays it until the watchdog's next sweep reloads the queue."""
+
+    def __init__(self, bus: Bus) -> None:
+        self._bus = bus
+
+    async def queued(self, job: Job) -> None:
+        notice = {
+            "type": "queued",
+            "job_id": job.id,
+            "pool": job.pool.value,
+            "priority": job.priority.value,
+            "tenant": job.tenant,
+        }
+        try:
+            await self._bus.publish(WATCHDOG_QUEUE, notice)
+        except TransientError as exc:
+            log.warning("job %s stored; its notice to the watchdog was lost: %s", job.id, exc)
+
+    def withdrawn(self, job_id: str) -> None:
+        """The watchdog skips a cancelled job when its turn comes."""
 
 
 class BatchRequestsManager:
@@ -30,16 +81,14 @@ class BatchRequestsManager:
         settings: Settings,
         store: JobStore,
         engines: Engines,
-        queue: BatchRequestsQueue,
+        intake: Intake,
         clock: Clock,
-        wake_dispatcher: Callable[[], None] = lambda: None,
     ) -> None:
         self._settings = settings
         self._store = store
         self._engines = engines
-        self._queue = queue
+        self._intake = intake
         self._clock = clock
-        self._wake = wake_dispatcher
         self._cleaner: asyncio.Task[None] | None = None
 
     def route(self, segments: int) -> Pool:
@@ -75,13 +124,9 @@ class BatchRequestsManager:
             created_at=self._clock.now(),
         )
         await self._store.create(job, documents)
-        self._enqueue(job)
+        await self._intake.queued(job)
         log.info("job %s queued (%s, %d segments, pool %s)", job.id, pair, total, job.pool)
         return job
-
-    def _enqueue(self, job: Job) -> None:
-        self._queue.push(Waiting(job.id, job.pool, job.priority, job.tenant))
-        self._wake()
 
     async def get(self, job_id: str, tenant: str | None) -> Job:
         job = await self._store.get(job_id)
@@ -95,18 +140,9 @@ class BatchRequestsManager:
         cancelled = await self._store.cancel(job.id, self._clock.now())
         if cancelled is None:
             raise Conflict(f"job {job_id} has already finished ({job.status})")
-        self._queue.remove(job_id)
+        self._intake.withdrawn(job_id)
         log.info("job %s cancelled", job_id)
         return cancelled
-
-    async def recover(self) -> int:
-        """Puts every queued job back in the queue; the watchdog adopts the in-flight ones."""
-        queued = await self._store.in_status([JobStatus.QUEUED])
-        for job in queued:
-            self._enqueue(job)
-        if queued:
-            log.info("recovered %d queued jobs", len(queued))
-        return len(queued)
 
     async def purge_expired(self) -> int:
         cutoff = self._clock.now() - timedelta(seconds=self._settings.result_retention_s)

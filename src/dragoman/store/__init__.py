@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from dragoman.models import Document, Job, JobError, JobStatus
+from dragoman.models import Document, Job, JobError, JobStatus, RelayRequest, RelayStatus
 
 
 class JobStore(Protocol):
@@ -88,11 +88,38 @@ class JobStore(Protocol):
     async def in_status(self, statuses: Sequence[JobStatus]) -> list[Job]: ...
 
     async def stale(self, heartbeat_before: datetime) -> list[Job]:
-        """In-flight jobs whose last heartbeat is older than ``heartbeat_before``."""
+        """Running jobs whose last heartbeat is older than ``heartbeat_before``."""
+        ...
+
+    async def unclaimed(self, submitted_before: datetime) -> list[Job]:
+        """Submitted jobs no worker claimed since ``submitted_before`` (last (re)submission)."""
+        ...
+
+    async def resubmit(self, job_id: str, attempt: int, now: datetime) -> bool:
+        """Restarts the wait of a submitted, unclaimed attempt; False if it moved on."""
+        ...
+
+    async def open_request(self, request: RelayRequest) -> bool:
+        """Records a relayed request; False if one with that id exists already."""
+        ...
+
+    async def get_request(self, request_id: str) -> RelayRequest | None: ...
+
+    async def request_heartbeat(self, request_id: str, now: datetime) -> bool:
+        """Records the target's heartbeat; False unless the request is open."""
+        ...
+
+    async def close_request(self, request_id: str, status: RelayStatus, now: datetime) -> bool:
+        """``open`` → ``status``; False if it was not open (closed once only)."""
+        ...
+
+    async def stale_requests(self, heartbeat_before: datetime) -> list[RelayRequest]:
+        """Open requests whose target has not heartbeaten since ``heartbeat_before``."""
         ...
 
     async def purge(self, finished_before: datetime) -> int:
-        """Deletes finished jobs and their data; returns how many."""
+        """Deletes finished jobs and their data (and closed relayed requests); returns how
+        many jobs."""
         ...
 
     async def counts(self) -> dict[JobStatus, int]: ...

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,7 @@ from typing import Any
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, bindparam, delete, event, func, insert, or_, select, update
+from sqlalchemy import text as sql_text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
@@ -25,8 +27,10 @@ from dragoman.models import (
     JobStatus,
     Pool,
     Priority,
+    RelayRequest,
+    RelayStatus,
 )
-from dragoman.store.tables import documents, jobs, leases, segments
+from dragoman.store.tables import documents, jobs, leases, relay_requests, segments
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _IN_FLIGHT = [s.value for s in IN_FLIGHT]
@@ -64,14 +68,40 @@ def _job(row: Any) -> Job:
     )
 
 
+# SQLSTATE classes of a server going away or not there yet: 08 connection exception,
+# 57P01..57P03 admin shutdown, crash shutdown, cannot connect now.
+_UNAVAILABLE_STATES = ("08", "57P")
+
+
 def _unavailable(exc: DBAPIError) -> Exception:
     """Connection trouble becomes ``StoreUnavailable``; anything else is a bug and stays."""
-    if exc.connection_invalidated or isinstance(exc, OperationalError | InterfaceError):
+    state = str(getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None) or "")
+    if (
+        exc.connection_invalidated
+        or isinstance(exc, OperationalError | InterfaceError)
+        or state.startswith(_UNAVAILABLE_STATES)
+    ):
         return StoreUnavailable(f"database unavailable: {type(exc.orig).__name__}")
     return exc
 
 
+def _request(row: Any) -> RelayRequest:
+    return RelayRequest(
+        id=row.id,
+        reply_to=row.reply_to,
+        target=row.target,
+        payload=json.loads(row.payload),
+        status=RelayStatus(row.status),
+        created_at=_aware(row.created_at) or row.created_at,
+        heartbeat_at=_aware(row.heartbeat_at) or row.heartbeat_at,
+        finished_at=_aware(row.finished_at),
+    )
+
+
 def _upgrade(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        # Processes starting together (api, watchdog, workers) migrate one at a time.
+        connection.execute(sql_text("SELECT pg_advisory_xact_lock(4242001)"))
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     config.attributes["connection"] = connection
@@ -428,10 +458,92 @@ class SqlJobStore:
 
     async def stale(self, heartbeat_before: datetime) -> list[Job]:
         query = select(jobs).where(
-            jobs.c.status.in_(_IN_FLIGHT), jobs.c.heartbeat_at < heartbeat_before
+            jobs.c.status == JobStatus.RUNNING.value, jobs.c.heartbeat_at < heartbeat_before
         )
         async with self._read() as conn:
             return [_job(row) for row in await conn.execute(query)]
+
+    async def unclaimed(self, submitted_before: datetime) -> list[Job]:
+        query = select(jobs).where(
+            jobs.c.status == JobStatus.SUBMITTED.value, jobs.c.heartbeat_at < submitted_before
+        )
+        async with self._read() as conn:
+            return [_job(row) for row in await conn.execute(query)]
+
+    async def resubmit(self, job_id: str, attempt: int, now: datetime) -> bool:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                update(jobs)
+                .where(
+                    jobs.c.id == job_id,
+                    jobs.c.attempts == attempt,
+                    jobs.c.status == JobStatus.SUBMITTED.value,
+                )
+                .values(heartbeat_at=now)
+            )
+        return bool(result.rowcount == 1)
+
+    # -- relayed requests -----------------------------------------------------------------
+
+    async def open_request(self, request: RelayRequest) -> bool:
+        async with self._tx() as conn:
+            exists = (
+                await conn.execute(
+                    select(relay_requests.c.id).where(relay_requests.c.id == request.id)
+                )
+            ).first()
+            if exists:
+                return False
+            await conn.execute(
+                insert(relay_requests).values(
+                    id=request.id,
+                    reply_to=request.reply_to,
+                    target=request.target,
+                    payload=json.dumps(request.payload),
+                    status=RelayStatus.OPEN.value,
+                    created_at=request.created_at,
+                    heartbeat_at=request.heartbeat_at,
+                )
+            )
+        return True
+
+    async def get_request(self, request_id: str) -> RelayRequest | None:
+        query = select(relay_requests).where(relay_requests.c.id == request_id)
+        async with self._read() as conn:
+            row = (await conn.execute(query)).first()
+        return _request(row) if row else None
+
+    async def request_heartbeat(self, request_id: str, now: datetime) -> bool:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                update(relay_requests)
+                .where(
+                    relay_requests.c.id == request_id,
+                    relay_requests.c.status == RelayStatus.OPEN.value,
+                )
+                .values(heartbeat_at=now)
+            )
+        return bool(result.rowcount == 1)
+
+    async def close_request(self, request_id: str, status: RelayStatus, now: datetime) -> bool:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                update(relay_requests)
+                .where(
+                    relay_requests.c.id == request_id,
+                    relay_requests.c.status == RelayStatus.OPEN.value,
+                )
+                .values(status=status.value, finished_at=now)
+            )
+        return bool(result.rowcount == 1)
+
+    async def stale_requests(self, heartbeat_before: datetime) -> list[RelayRequest]:
+        query = select(relay_requests).where(
+            relay_requests.c.status == RelayStatus.OPEN.value,
+            relay_requests.c.heartbeat_at < heartbeat_before,
+        )
+        async with self._read() as conn:
+            return [_request(row) for row in await conn.execute(query)]
 
     async def purge(self, finished_before: datetime) -> int:
         async with self._tx() as conn:
@@ -443,6 +555,12 @@ class SqlJobStore:
                 await conn.execute(delete(segments).where(segments.c.job_id.in_(doomed)))
                 await conn.execute(delete(documents).where(documents.c.job_id.in_(doomed)))
                 await conn.execute(delete(jobs).where(jobs.c.id.in_(doomed)))
+            await conn.execute(
+                delete(relay_requests).where(
+                    relay_requests.c.status != RelayStatus.OPEN.value,
+                    relay_requests.c.finished_at < finished_before,
+                )
+            )
         return len(doomed)
 
     async def counts(self) -> dict[JobStatus, int]:

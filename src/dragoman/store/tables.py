@@ -72,3 +72,17 @@ leases = Table(
     Column("holder", String(128), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False),
 )
+
+relay_requests = Table(
+    "relay_requests",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("reply_to", String(255), nullable=False),
+    Column("target", String(255), nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("heartbeat_at", DateTime(timezone=True), nullable=False),
+    Column("finished_at", DateTime(timezone=True)),
+    Index("ix_relay_requests_status", "status"),
+)

@@ -1,9 +1,11 @@
 """Watchdog: hands queued jobs to their pool's workers while capacity allows, relays the
-workers' completions, and retries (or fails) jobs whose heartbeats stop.
+workers' completions, and retries (or fails) jobs whose heartbeats stop. It also relays
+requests between services (``dragoman.relay``).
 
 Its state is the store's: in-flight jobs are rows with a heartbeat deadline, so a restarted
 watchdog adopts every open job. The in-memory ``_in_flight`` map only mirrors the store for
-capacity accounting and is rebuilt from it on every sweep.
+capacity accounting and the queue only orders the store's queued jobs; both are rebuilt from
+the store on every sweep, so a lost notification delays a job by one sweep at most.
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from datetime import timedelta
 
 from dragoman.bus import WATCHDOG_QUEUE, Bus, Message, work_queue
 from dragoman.clock import Clock
-from dragoman.models import IN_FLIGHT, JobError, JobStatus, Pool
+from dragoman.errors import TransientError
+from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool, Priority
 from dragoman.service.queue import BatchRequestsQueue, Waiting
 from dragoman.settings import Settings
 from dragoman.store import JobStore
+from dragoman.watchdog.relay import Relay
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +54,9 @@ class Watchdog:
         self._in_flight: dict[str, _Flight] = {}
         self._wakeup = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
+        self.relay = Relay(
+            store=store, bus=bus, clock=clock, timeout_s=settings.heartbeat_timeout_s
+        )
 
     # -- capacity -------------------------------------------------------------------------
 
@@ -79,16 +86,62 @@ class Watchdog:
         if job is None:  # cancelled while it waited
             return False
         self._in_flight[job.id] = _Flight(job.pool, job.attempts)
-        await self._bus.publish(work_queue(job.pool), {"job_id": job.id, "attempt": job.attempts})
+        # Committed first, published second: if the publish is lost (a crash, the broker
+        # down), the job stays submitted and unclaimed, and the sweep publishes it again.
+        await self._publish_work(job)
         log.info("job %s submitted to pool %s (attempt %d)", job.id, job.pool, job.attempts)
         return True
+
+    async def _publish_work(self, job: Job) -> None:
+        await self._bus.publish(work_queue(job.pool), {"job_id": job.id, "attempt": job.attempts})
+
+    async def republish(self, jobs: list[Job]) -> int:
+        """Publishes submitted jobs again: the broker may have lost their messages. A worker
+        drops a second delivery of an attempt that is claimed already."""
+        sent = 0
+        now = self._clock.now()
+        for job in jobs:
+            if await self._store.resubmit(job.id, job.attempts, now):
+                await self._publish_work(job)
+                sent += 1
+        if sent:
+            log.info("%d submitted jobs published again", sent)
+        return sent
+
+    async def reload(self) -> int:
+        """Puts the store's queued jobs in the queue (those already there are kept)."""
+        added = 0
+        for job in await self._store.in_status([JobStatus.QUEUED]):
+            if job.id not in self._queue:
+                self._queue.push(Waiting(job.id, job.pool, job.priority, job.tenant))
+                added += 1
+        return added
 
     # -- completions ----------------------------------------------------------------------
 
     async def handle(self, message: Message) -> None:
-        """A worker's report: ``{"type": "done", "job_id", "attempt", "status", "error"}``."""
-        if message.get("type") != "done":
-            return
+        """A message on the watchdog's queue: a worker's report ``{"type": "done", "job_id",
+        "attempt", "status", "error"}``, an API's ``{"type": "queued", "job_id", "pool",
+        "priority", "tenant"}``, or a relayed request's traffic (``relay.*``)."""
+        kind = str(message.get("type", ""))
+        if kind == "done":
+            await self._done(message)
+        elif kind == "queued":
+            self._queue.push(
+                Waiting(
+                    str(message["job_id"]),
+                    Pool(message["pool"]),
+                    Priority(message["priority"]),
+                    message.get("tenant"),
+                )
+            )
+            self.wake()
+        elif kind.startswith("relay."):
+            await self.relay.handle(message)
+        else:
+            log.error("unknown message on the watchdog's queue dropped: %r", message)
+
+    async def _done(self, message: Message) -> None:
         job_id, attempt = str(message["job_id"]), int(message["attempt"])
         # The store fences every write below by attempt: a stale report changes nothing.
         flight = self._in_flight.get(job_id)
@@ -137,6 +190,9 @@ class Watchdog:
                 f"no heartbeat for {self._settings.heartbeat_timeout_s:g}s",
             )
             await self._retry_or_fail(job.id, job.attempts, silence)
+        await self.republish(await self._store.unclaimed(deadline))
+        await self.relay.sweep()
+        await self.reload()
         began = time.monotonic()
         flying = await self._store.in_status(sorted(IN_FLIGHT))
         # Keep what was dispatched while the query ran: the snapshot cannot know it yet.
@@ -148,6 +204,9 @@ class Watchdog:
     # -- lifecycle ------------------------------------------------------------------------
 
     async def start(self) -> None:
+        # Recovery: a previous watchdog may have died between committing a submission and
+        # publishing it, so every submitted job is published again.
+        await self.republish(await self._store.in_status([JobStatus.SUBMITTED]))
         await self.sweep()
         self._tasks = [
             asyncio.create_task(self._dispatch_forever(), name="watchdog-dispatch"),
@@ -167,12 +226,24 @@ class Watchdog:
                 self.wake()
 
     async def _listen_forever(self) -> None:
-        async for delivery in self._bus.consume(WATCHDOG_QUEUE):
+        while True:
             try:
-                await self.handle(delivery.body)
+                async for delivery in self._bus.consume(WATCHDOG_QUEUE):
+                    try:
+                        await self.handle(delivery.body)
+                    except TransientError:
+                        # The store or the broker is away: leave the message unacked and
+                        # consume again, which hands it back for a later try.
+                        log.warning("handling %s deferred: store or broker away", delivery.body)
+                        break
+                    except Exception:
+                        log.exception("handling %s failed; dead-lettered", delivery.body)
+                        await delivery.reject()
+                        continue
+                    await delivery.ack()
             except Exception:
-                log.exception("handling %s failed", delivery.body)
-            await delivery.ack()
+                log.exception("consuming the watchdog's queue failed; will retry")
+            await asyncio.sleep(self._settings.sweep_interval_s)
 
     async def _sweep_forever(self) -> None:
         while True:

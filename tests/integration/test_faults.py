@@ -1,0 +1,127 @@
+"""The distributed deployment under faults: real processes, real PostgreSQL and RabbitMQ.
+
+Each test runs a load of jobs, injects its fault mid-load, and checks that every accepted job
+succeeds with every segment translated once, exactly as a clean run translates it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dragoman.engines import Pair
+from dragoman.engines.apertium import ApertiumEngine
+from tests.conftest import CORPUS_DIR
+from tests.integration.cluster import Cluster, Process, client, wait_for
+from tests.integration.conftest import MODES_DIR
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+
+JOBS = 8
+SEGMENTS = 240
+
+
+@cache
+def corpus() -> list[str]:
+    lines = (CORPUS_DIR / "en_licenses.txt").read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip()]
+
+
+def job_segments(index: int) -> list[str]:
+    lines = corpus()
+    return [lines[(index * 37 + k) % len(lines)] for k in range(SEGMENTS)]
+
+
+@cache
+def reference() -> dict[str, str]:
+    """Each corpus line as the engine translates it alone: a clean run's output."""
+
+    async def translate() -> list[str]:
+        engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=1)
+        try:
+            return await engine.translate(Pair("en", "es"), corpus())
+        finally:
+            await engine.close()
+
+    return dict(zip(corpus(), asyncio.run(translate()), strict=True))
+
+
+def submit(api: Process, index: int) -> str:
+    body = {
+        "source_lang": "en",
+        "target_lang": "es",
+        "documents": [
+            {"name": f"doc-{index}-a.txt", "segments": job_segments(index)[: SEGMENTS // 2]},
+            {"name": f"doc-{index}-b.txt", "segments": job_segments(index)[SEGMENTS // 2 :]},
+        ],
+    }
+    with client(api) as http:
+        response = http.post("/v1/jobs", json=body)
+    assert response.status_code == 202, response.text
+    job_id: str = response.json()["id"]
+    return job_id
+
+
+def job(api: Process, job_id: str) -> dict[str, Any]:
+    with client(api) as http:
+        response = http.get(f"/v1/jobs/{job_id}")
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def wait_running(api: Process, job_ids: list[str]) -> str:
+    """A job that a worker is in the middle of."""
+
+    def one() -> str | None:
+        for job_id in job_ids:
+            state = job(api, job_id)
+            if state["status"] == "running" and state["segments_done"] > 0:
+                return job_id
+        return None
+
+    found: str = wait_for(one, 60, "a job in the middle of its work")
+    return found
+
+
+def assert_all_exact(
+    api: Process, job_ids: list[str], timeout_s: float = 120
+) -> list[dict[str, Any]]:
+    """Every job succeeded, each segment translated once, as a clean run translates it."""
+    finished = {"succeeded", "failed", "cancelled"}
+    wait_for(lambda: all(job(api, j)["status"] in finished for j in job_ids), timeout_s, "the jobs")
+    states = [job(api, j) for j in job_ids]
+    assert [s["status"] for s in states] == ["succeeded"] * len(job_ids), states
+    expected = reference()
+    for index, job_id in enumerate(job_ids):
+        with client(api) as http:
+            result = http.get(f"/v1/jobs/{job_id}/result").json()
+        got = [seg for doc in result["documents"] for seg in doc["segments"]]
+        assert got == [expected[line] for line in job_segments(index)], job_id
+    return states
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[Cluster]:
+    reference()  # computed before any process competes for the CPU
+    made = Cluster(tmp_path)
+    try:
+        yield made
+    finally:
+        made.close()
+
+
+def test_a_clean_distributed_run_translates_every_job_once(cluster: Cluster) -> None:
+    api = cluster.api()
+    cluster.watchdog()
+    workers = [cluster.worker(), cluster.worker()]
+    job_ids = [submit(api, i) for i in range(JOBS)]
+    states = assert_all_exact(api, job_ids)
+    assert {s["attempts"] for s in states} == {1}
+    ran = [w.text().count("running on worker") for w in workers]
+    assert sum(ran) == JOBS and all(ran), ran  # both workers took jobs, none twice
