@@ -7,11 +7,15 @@ succeeds with every segment translated once, exactly as a clean run translates i
 from __future__ import annotations
 
 import asyncio
+import signal
+import subprocess
+import time
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from dragoman.engines import Pair
@@ -125,3 +129,123 @@ def test_a_clean_distributed_run_translates_every_job_once(cluster: Cluster) -> 
     assert {s["attempts"] for s in states} == {1}
     ran = [w.text().count("running on worker") for w in workers]
     assert sum(ran) == JOBS and all(ran), ran  # both workers took jobs, none twice
+
+
+def test_a_worker_killed_mid_job_loses_nothing(cluster: Cluster) -> None:
+    api = cluster.api()
+    cluster.watchdog()
+    victim, survivor = cluster.worker(), cluster.worker()
+    job_ids = [submit(api, i) for i in range(JOBS)]
+    wait_for(lambda: "running on worker" in victim.text(), 60, "the victim to take a job")
+    wait_running(api, job_ids)
+    victim.signal(signal.SIGKILL)
+    states = assert_all_exact(api, job_ids)
+    # The victim's job was retried (a new attempt) after its heartbeats stopped.
+    assert max(s["attempts"] for s in states) == 2
+    assert "running on worker" in survivor.text()
+
+
+def test_the_watchdog_killed_mid_load_is_replaced_by_its_standby(cluster: Cluster) -> None:
+    api = cluster.api()
+    active = cluster.watchdog()
+    wait_for(lambda: "holds the lease" in active.text(), 30, "the first watchdog to lead")
+    standby = cluster.watchdog()
+    cluster.worker()
+    cluster.worker()
+    job_ids = [submit(api, i) for i in range(JOBS)]
+    wait_running(api, job_ids)
+    active.signal(signal.SIGKILL)
+    states = assert_all_exact(api, job_ids)
+    assert "holds the lease" in standby.text()
+    # Workers went on heartbeating in the store meanwhile: nothing was retried.
+    assert {s["attempts"] for s in states} == {1}
+
+
+def test_an_api_killed_mid_load_loses_no_accepted_job(cluster: Cluster) -> None:
+    doomed, other = cluster.api(), cluster.api()
+    cluster.watchdog()
+    cluster.watchdog()  # two watchdogs, two APIs: still each job dispatched once
+    cluster.worker()
+    cluster.worker()
+    accepted = [submit(doomed if i % 2 else other, i) for i in range(JOBS - 2)]
+    wait_running(other, accepted)
+    doomed.signal(signal.SIGKILL)
+    accepted += [submit(other, i) for i in range(JOBS - 2, JOBS)]
+    states = assert_all_exact(other, accepted)
+    assert {s["attempts"] for s in states} == {1}
+
+
+def rabbitmqctl(*args: str) -> None:
+    subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True, timeout=120)
+
+
+def test_a_rabbitmq_restart_mid_load_loses_nothing(cluster: Cluster) -> None:
+    api = cluster.api()
+    cluster.watchdog()
+    cluster.worker()
+    cluster.worker()
+    job_ids = [submit(api, i) for i in range(JOBS)]
+    wait_running(api, job_ids)
+    try:
+        rabbitmqctl("stop_app")
+        # Jobs are still accepted while the broker is away: the store has them.
+        job_ids.append(submit(api, JOBS))
+        time.sleep(2)
+    finally:
+        rabbitmqctl("start_app")
+    assert_all_exact(api, job_ids, timeout_s=180)
+
+
+def postgres(action: str) -> None:
+    version = sorted(p.name for p in Path("/etc/postgresql").iterdir())[-1]
+    subprocess.run(
+        ["pg_ctlcluster", "--skip-systemctl-redirect", version, "main", action],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+
+
+def test_a_postgresql_restart_mid_load_is_503_then_resumes(cluster: Cluster) -> None:
+    api = cluster.api()
+    cluster.watchdog()
+    cluster.worker()
+    cluster.worker()
+    job_ids = [submit(api, i) for i in range(JOBS)]
+    wait_running(api, job_ids)
+    answers: list[httpx.Response] = []
+    try:
+        postgres("stop")
+        with client(api) as http:
+            for _ in range(5):
+                answers.append(http.get(f"/v1/jobs/{job_ids[0]}"))
+                answers.append(http.get("/v1/jobs"))
+            time.sleep(1)
+    finally:
+        postgres("start")
+    assert answers and {r.status_code for r in answers} == {503}, [r.text for r in answers]
+    for response in answers:
+        assert int(response.headers["Retry-After"]) > 0
+        assert response.json()["error"]["code"] == "store_unavailable"
+    assert_all_exact(api, job_ids, timeout_s=180)
+
+
+def test_sigterm_lets_a_busy_worker_finish_its_job_and_exit_0(cluster: Cluster) -> None:
+    api = cluster.api()
+    watchdog = cluster.watchdog()
+    worker = cluster.worker()
+    job_ids = [submit(api, i) for i in range(2)]
+    busy = wait_running(api, job_ids)
+    worker.signal(signal.SIGTERM)
+    assert worker.wait(60) == 0, worker.text()
+    state = job(api, busy)
+    assert (state["status"], state["attempts"]) == ("succeeded", 1), state
+    # The other job was not taken: it waits, intact, for the next worker.
+    (waiting,) = [j for j in job_ids if j != busy]
+    assert job(api, waiting)["status"] in {"queued", "submitted"}
+    cluster.worker()
+    assert_all_exact(api, job_ids)
+    # api and watchdog stop cleanly too.
+    for process in (api, watchdog):
+        process.signal(signal.SIGTERM)
+        assert process.wait(30) == 0, process.text()
