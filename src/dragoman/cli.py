@@ -110,6 +110,46 @@ def worker_process(
     run(create_probe_app(service, role=f"worker ({chosen})"), host=host, port=port)
 
 
+@app.command("scaler")
+def scaler_process(
+    pool: Annotated[str, typer.Option(help="cpu or gpu")] = "cpu",
+    backend: Annotated[str, typer.Option(help="process or kubernetes")] = "process",
+    host: Host = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port of /healthz, /readyz and /metrics")] = 9102,
+    deployment: Annotated[
+        str | None, typer.Option(help="Kubernetes worker Deployment (default dragoman-worker-POOL)")
+    ] = None,
+    namespace: Annotated[str | None, typer.Option(help="Kubernetes namespace")] = None,
+) -> None:
+    """Autoscale one pool: worker processes on this host, or a Kubernetes Deployment."""
+    from dragoman.api.probes import create_probe_app
+    from dragoman.models import Pool
+    from dragoman.scaling import ReplicaController
+    from dragoman.services import ScalerService, WorkerSource
+    from dragoman.serving import serve as run
+
+    try:
+        chosen = Pool(pool)
+    except ValueError:
+        raise typer.BadParameter(f"--pool must be cpu or gpu, not {pool!r}") from None
+
+    def make_controller(workers: WorkerSource) -> ReplicaController:
+        if backend == "process":
+            from dragoman.scaling.process import ProcessController
+
+            return ProcessController(chosen)
+        if backend == "kubernetes":
+            from dragoman.scaling.kubernetes import kubernetes_controller
+
+            return kubernetes_controller(
+                chosen, deployment=deployment, namespace=namespace, workers=workers
+            )
+        raise typer.BadParameter(f"--backend must be process or kubernetes, not {backend!r}")
+
+    service = ScalerService(_settings(), chosen, make_controller)
+    run(create_probe_app(service, role=f"scaler ({chosen})"), host=host, port=port)
+
+
 def _client(server: str, api_key: str | None) -> httpx.Client:
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     return httpx.Client(base_url=server, headers=headers, timeout=60)

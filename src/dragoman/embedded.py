@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
+import functools
 import logging
 
 from dragoman.bus import Bus
 from dragoman.clock import Clock
 from dragoman.engines.registry import Engines
 from dragoman.models import IN_FLIGHT, Pool
+from dragoman.scaling.inprocess import InProcessController
+from dragoman.scaling.registry import Registration
+from dragoman.scaling.scaler import Scaler
 from dragoman.service.manager import Intake, LocalIntake
 from dragoman.service.queue import BatchRequestsQueue
 from dragoman.services import ApiService, default_engines
@@ -36,21 +38,56 @@ class EmbeddedService(ApiService):
         clock: Clock | None = None,
     ) -> None:
         super().__init__(settings, engines=engines, store=store, bus=bus, clock=clock)
-        self.workers = [
-            BatchWorker(
-                name=f"{pool}-{i}",
+        self.controllers = {
+            pool: InProcessController(
+                functools.partial(self._make_worker, pool=pool),
+                self._registration,
+                prefix=f"{pool}",
+            )
+            for pool in Pool
+        }
+        self.scalers = {
+            pool: Scaler(
                 pool=pool,
                 settings=settings,
                 store=self.store,
-                bus=self.bus,
-                engines=self.engines,
-                clock=self.clock,
+                controller=self.controllers[pool],
                 metrics=self.metrics,
+                clock=self.clock,
             )
             for pool in Pool
-            for i in range(settings.max_workers(pool))
-        ]
-        self._worker_tasks: list[asyncio.Task[None]] = []
+            if settings.max_workers(pool) > 0
+        }
+
+    @property
+    def workers(self) -> list[BatchWorker]:
+        return [worker for controller in self.controllers.values() for worker in controller.workers]
+
+    def _make_worker(self, name: str, pool: Pool) -> BatchWorker:
+        return BatchWorker(
+            name=name,
+            pool=pool,
+            settings=self.settings,
+            store=self.store,
+            bus=self.bus,
+            engines=self.engines,
+            clock=self.clock,
+            metrics=self.metrics,
+        )
+
+    def _registration(self, worker: BatchWorker) -> Registration:
+        return Registration(
+            worker,
+            store=self.store,
+            engines=self.engines,
+            clock=self.clock,
+            host=self.settings.worker_host,
+            interval_s=self.settings.heartbeat_interval_s,
+        )
+
+    def _nudge_scalers(self) -> None:
+        for scaler in self.scalers.values():
+            scaler.nudge()
 
     def make_intake(self) -> Intake:
         # The queue and the watchdog live in this process: jobs go straight to them.
@@ -61,6 +98,7 @@ class EmbeddedService(ApiService):
             bus=self.bus,
             queue=self.queue,
             clock=self.clock,
+            on_dispatch=self._nudge_scalers,
         )
         return LocalIntake(self.queue, self.watchdog.wake)
 
@@ -70,13 +108,14 @@ class EmbeddedService(ApiService):
         await self._open()
         await self._requeue_orphans()
         await self.watchdog.start()
-        self._worker_tasks = [
-            asyncio.create_task(worker.run(), name=f"worker-{worker.name}")
-            for worker in self.workers
-        ]
+        # Each pool's autoscaler starts its in-process workers (standby ones at once) and
+        # grows the pool as the watchdog dispatches.
+        for scaler in self.scalers.values():
+            await scaler.step()
+            scaler.start()
         self.manager.start()
         log.info(
-            "dragoman embedded service started: %d cpu and %d gpu workers",
+            "dragoman embedded service started: up to %d cpu and %d gpu workers",
             self.settings.cpu_max_workers,
             self.settings.gpu_max_workers,
         )
@@ -90,11 +129,10 @@ class EmbeddedService(ApiService):
     async def stop(self) -> None:
         # Workers stop first: what they committed stays, what they held is requeued at the
         # next start. Then the watchdog, the engines' processes, the bus and the store.
-        for task in self._worker_tasks:
-            task.cancel()
-        for task in self._worker_tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        for scaler in self.scalers.values():
+            await scaler.stop()
+        for controller in self.controllers.values():
+            await controller.close()
         await self.manager.stop()
         await self.watchdog.stop()
         await self.batcher.close()
@@ -105,3 +143,4 @@ class EmbeddedService(ApiService):
         for pool in Pool:
             self.metrics.queue_depth.labels(pool.value).set(self.queue.depth(pool))
             self.metrics.in_flight.labels(pool.value).set(self.watchdog.in_flight(pool))
+            self.metrics.workers_current.labels(pool.value).set(len(self.controllers[pool].workers))

@@ -22,6 +22,21 @@ class Metrics:
             ["pool"],
             registry=self.registry,
         )
+        self.workers_desired = Gauge(
+            "dragoman_workers_desired",
+            "Workers the autoscaler wants",
+            ["pool"],
+            registry=self.registry,
+        )
+        self.workers_current = Gauge(
+            "dragoman_workers_current",
+            "Workers running or starting",
+            ["pool"],
+            registry=self.registry,
+        )
+        self.workers_busy = Gauge(
+            "dragoman_workers_busy", "Workers with a job", ["pool"], registry=self.registry
+        )
         self.segments_translated = Counter(
             "dragoman_segments_translated",
             "Segments translated by workers",

@@ -16,6 +16,8 @@ import logging
 import os
 import time
 import uuid
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
 
 from dragoman.bus import Bus, open_bus
 from dragoman.clock import Clock, SystemClock
@@ -24,6 +26,9 @@ from dragoman.engines.registry import Engines
 from dragoman.errors import TransientError
 from dragoman.metrics import Metrics
 from dragoman.models import Pool
+from dragoman.scaling import ReplicaController, WorkerInfo
+from dragoman.scaling.registry import Registration
+from dragoman.scaling.scaler import Scaler
 from dragoman.service.batcher import DynamicBatcher
 from dragoman.service.manager import BatchRequestsManager, BusIntake, Intake
 from dragoman.service.queue import BatchRequestsQueue
@@ -35,6 +40,8 @@ from dragoman.worker import BatchWorker
 log = logging.getLogger(__name__)
 
 WATCHDOG_LEASE = "watchdog"
+
+WorkerSource = Callable[[], Awaitable[list[WorkerInfo]]]
 
 
 def default_engines(settings: Settings) -> Engines:
@@ -219,11 +226,20 @@ class WorkerService(_Base):
             clock=self.clock,
             metrics=self.metrics,
         )
+        self.registration = Registration(
+            self.worker,
+            store=self.store,
+            engines=self.engines,
+            clock=self.clock,
+            host=settings.worker_host,
+            interval_s=settings.heartbeat_interval_s,
+        )
         self._running: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         await self._open()
         self._running = asyncio.create_task(self.worker.run(), name=f"worker-{self.worker.name}")
+        await self.registration.start()
         log.info("dragoman worker %s started", self.worker.name)
 
     def alive(self) -> bool:
@@ -233,6 +249,50 @@ class WorkerService(_Base):
         if self._running is not None:
             log.info("worker %s draining", self.worker.name)
             await self.worker.drain(self._running)
+        await self.registration.stop()
         await self.engines.close()
         await self._close()
         log.info("worker %s stopped", self.worker.name)
+
+
+class ScalerService(_Base):
+    """``dragoman scaler``: one pool's autoscaler over a process or Kubernetes backend."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        pool: Pool,
+        make_controller: Callable[[WorkerSource], ReplicaController],
+        *,
+        store: JobStore | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        super().__init__(settings, store=store, bus=None, clock=clock)
+        self.pool = pool
+        self.scaler = Scaler(
+            pool=pool,
+            settings=settings,
+            store=self.store,
+            controller=make_controller(self.live_workers),
+            metrics=self.metrics,
+            clock=self.clock,
+        )
+
+    async def live_workers(self) -> list[WorkerInfo]:
+        ttl = timedelta(seconds=self.settings.worker_ttl_s)
+        return await self.store.live_workers(self.pool, self.clock.now() - ttl)
+
+    async def start(self) -> None:
+        await self._open()
+        self.scaler.start()
+        log.info("dragoman scaler of pool %s started", self.scaler.pool)
+
+    def alive(self) -> bool:
+        return self.scaler.alive()
+
+    async def stop(self) -> None:
+        await self.scaler.stop()
+        close = getattr(self.scaler.controller, "close", None)
+        if close is not None:
+            await close()  # local worker processes drain and exit
+        await self._close()

@@ -37,6 +37,7 @@ class Settings(BaseSettings):
     result_retention_s: float = Field(7 * 24 * 3600.0, gt=0)
     sweep_interval_s: float = Field(1.0, gt=0)
     lease_ttl_s: float = Field(10.0, gt=0)
+    worker_ttl_s: float = Field(10.0, gt=0)
 
     cpu_min_workers: int = Field(0, ge=0)
     cpu_max_workers: int = Field(default_factory=_cores, ge=1)

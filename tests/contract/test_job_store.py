@@ -14,6 +14,7 @@ from dragoman.models import (
     RelayRequest,
     RelayStatus,
 )
+from dragoman.scaling import WorkerInfo
 from dragoman.store import JobStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -229,3 +230,35 @@ async def test_a_lease_has_one_holder_until_it_expires(store: JobStore) -> None:
     assert not await store.acquire_lease("watchdog", "b", 10, T0 + timedelta(seconds=6))
     assert await store.acquire_lease("watchdog", "b", 10, T0 + timedelta(seconds=16))
     assert not await store.acquire_lease("watchdog", "a", 10, T0 + timedelta(seconds=17))
+
+
+async def test_the_worker_registry_refreshes_lists_live_ones_and_expires(store: JobStore) -> None:
+    idle = WorkerInfo("cpu-a", Pool.CPU, "pod-a", busy=False, warm_pairs=frozenset({"en-es"}))
+    await store.register_worker(idle, T0)
+    await store.register_worker(WorkerInfo("cpu-b", Pool.CPU, "pod-b", busy=True, pid=7), T0)
+    await store.register_worker(WorkerInfo("gpu-a", Pool.GPU, "pod-c", busy=False), T0)
+    later = T0 + timedelta(seconds=10)
+    await store.register_worker(
+        WorkerInfo("cpu-a", Pool.CPU, "pod-a", busy=True, warm_pairs=frozenset({"en-es", "fr-es"})),
+        later,
+    )
+    live = await store.live_workers(Pool.CPU, T0)
+    assert [(w.id, w.host, w.busy, w.pid) for w in live] == [
+        ("cpu-a", "pod-a", True, None),
+        ("cpu-b", "pod-b", True, 7),
+    ]
+    assert live[0].warm_pairs == frozenset({"en-es", "fr-es"})
+    assert live[0].last_seen == later
+    assert [w.id for w in await store.live_workers(Pool.CPU, later)] == ["cpu-a"]
+    assert await store.expire_workers(later) == 2
+    await store.forget_worker("cpu-a")
+    assert await store.live_workers(Pool.CPU, T0) == []
+
+
+async def test_counts_are_per_pool_on_request(store: JobStore) -> None:
+    await store.create(a_job("c"), DOCS)
+    gpu = a_job("g")
+    gpu.pool = Pool.GPU
+    await store.create(gpu, DOCS)
+    assert (await store.counts())[JobStatus.QUEUED] == 2
+    assert (await store.counts(Pool.GPU))[JobStatus.QUEUED] == 1

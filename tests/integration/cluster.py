@@ -109,8 +109,14 @@ class Cluster:
         return self.start("worker", "--pool", pool)
 
     def close(self) -> None:
+        # SIGTERM first, so that a scaler drains the worker processes it started.
         for process in self.processes:
             if process.proc.poll() is None:
+                process.proc.terminate()
+        for process in self.processes:
+            try:
+                process.proc.wait(15)
+            except subprocess.TimeoutExpired:
                 process.proc.kill()
                 process.proc.wait(10)
 

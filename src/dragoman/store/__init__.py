@@ -6,7 +6,16 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
-from dragoman.models import Document, Job, JobError, JobStatus, RelayRequest, RelayStatus
+from dragoman.models import (
+    Document,
+    Job,
+    JobError,
+    JobStatus,
+    Pool,
+    RelayRequest,
+    RelayStatus,
+)
+from dragoman.scaling import WorkerInfo
 
 
 class JobStore(Protocol):
@@ -122,7 +131,25 @@ class JobStore(Protocol):
         many jobs."""
         ...
 
-    async def counts(self) -> dict[JobStatus, int]: ...
+    async def register_worker(self, worker: WorkerInfo, now: datetime) -> None:
+        """Adds or refreshes a worker in the registry (``now`` is its last sign of life)."""
+        ...
+
+    async def live_workers(self, pool: Pool, seen_after: datetime) -> list[WorkerInfo]:
+        """The pool's workers seen since ``seen_after``, by id."""
+        ...
+
+    async def forget_worker(self, worker_id: str) -> None:
+        """Removes a worker that stopped."""
+        ...
+
+    async def expire_workers(self, seen_before: datetime) -> int:
+        """Removes workers not seen since ``seen_before``; returns how many."""
+        ...
+
+    async def counts(self, pool: Pool | None = None) -> dict[JobStatus, int]:
+        """Jobs per status (of one pool, or all)."""
+        ...
 
 
 def open_store(database_url: str) -> JobStore:

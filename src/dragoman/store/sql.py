@@ -30,7 +30,8 @@ from dragoman.models import (
     RelayRequest,
     RelayStatus,
 )
-from dragoman.store.tables import documents, jobs, leases, relay_requests, segments
+from dragoman.scaling import WorkerInfo
+from dragoman.store.tables import documents, jobs, leases, relay_requests, segments, workers
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 _IN_FLIGHT = [s.value for s in IN_FLIGHT]
@@ -83,6 +84,18 @@ def _unavailable(exc: DBAPIError) -> Exception:
     ):
         return StoreUnavailable(f"database unavailable: {type(exc.orig).__name__}")
     return exc
+
+
+def _worker(row: Any) -> WorkerInfo:
+    return WorkerInfo(
+        id=row.id,
+        pool=Pool(row.pool),
+        host=row.host,
+        busy=bool(row.busy),
+        warm_pairs=frozenset(json.loads(row.warm_pairs)),
+        last_seen=_aware(row.last_seen),
+        pid=row.pid,
+    )
 
 
 def _request(row: Any) -> RelayRequest:
@@ -563,8 +576,46 @@ class SqlJobStore:
             )
         return len(doomed)
 
-    async def counts(self) -> dict[JobStatus, int]:
+    # -- worker registry ------------------------------------------------------------------
+
+    async def register_worker(self, worker: WorkerInfo, now: datetime) -> None:
+        values = {
+            "pool": worker.pool.value,
+            "host": worker.host,
+            "pid": worker.pid,
+            "busy": worker.busy,
+            "warm_pairs": json.dumps(sorted(worker.warm_pairs)),
+            "last_seen": now,
+        }
+        async with self._tx() as conn:
+            updated = await conn.execute(
+                update(workers).where(workers.c.id == worker.id).values(**values)
+            )
+            if updated.rowcount == 0:
+                await conn.execute(insert(workers).values(id=worker.id, **values))
+
+    async def live_workers(self, pool: Pool, seen_after: datetime) -> list[WorkerInfo]:
+        query = (
+            select(workers)
+            .where(workers.c.pool == pool.value, workers.c.last_seen >= seen_after)
+            .order_by(workers.c.id)
+        )
+        async with self._read() as conn:
+            return [_worker(row) for row in await conn.execute(query)]
+
+    async def forget_worker(self, worker_id: str) -> None:
+        async with self._tx() as conn:
+            await conn.execute(delete(workers).where(workers.c.id == worker_id))
+
+    async def expire_workers(self, seen_before: datetime) -> int:
+        async with self._tx() as conn:
+            result = await conn.execute(delete(workers).where(workers.c.last_seen < seen_before))
+        return int(result.rowcount)
+
+    async def counts(self, pool: Pool | None = None) -> dict[JobStatus, int]:
         query = select(jobs.c.status, func.count()).group_by(jobs.c.status)
+        if pool is not None:
+            query = query.where(jobs.c.pool == pool.value)
         async with self._read() as conn:
             rows = (await conn.execute(query)).all()
         found = {JobStatus(status): count for status, count in rows}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     DateTime,
     ForeignKey,
@@ -85,4 +86,17 @@ relay_requests = Table(
     Column("heartbeat_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True)),
     Index("ix_relay_requests_status", "status"),
+)
+
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", String(255), primary_key=True),
+    Column("pool", String(8), nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer),
+    Column("busy", Boolean, nullable=False),
+    Column("warm_pairs", Text, nullable=False),
+    Column("last_seen", DateTime(timezone=True), nullable=False),
+    Index("ix_workers_pool_seen", "pool", "last_seen"),
 )

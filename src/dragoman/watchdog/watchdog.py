@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -45,8 +46,10 @@ class Watchdog:
         bus: Bus,
         queue: BatchRequestsQueue,
         clock: Clock,
+        on_dispatch: Callable[[], None] = lambda: None,
     ) -> None:
         self._settings = settings
+        self._on_dispatch = on_dispatch
         self._store = store
         self._bus = bus
         self._queue = queue
@@ -79,6 +82,8 @@ class Watchdog:
                     break
                 if await self._submit(waiting):
                     sent += 1
+        if sent:
+            self._on_dispatch()
         return sent
 
     async def _submit(self, waiting: Waiting) -> bool:

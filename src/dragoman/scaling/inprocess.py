@@ -1,0 +1,85 @@
+"""``inprocess``: the embedded mode's workers are asyncio tasks in the service's process."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import Callable, Sequence
+
+from dragoman.scaling import WorkerInfo
+from dragoman.scaling.registry import Registration
+from dragoman.worker import BatchWorker
+
+log = logging.getLogger(__name__)
+
+
+class InProcessController:
+    """Starts worker tasks at once; a scale-down drains the chosen workers in the background
+    (a busy one finishes its job first) and no longer counts them."""
+
+    def __init__(
+        self,
+        make_worker: Callable[[str], BatchWorker],
+        register: Callable[[BatchWorker], Registration],
+        *,
+        prefix: str,
+    ) -> None:
+        self._make_worker = make_worker
+        self._register = register
+        self._prefix = prefix
+        self._ids = itertools.count()
+        self._running: dict[str, tuple[BatchWorker, asyncio.Task[None], Registration]] = {}
+        self._draining: set[asyncio.Task[None]] = set()
+
+    @property
+    def workers(self) -> list[BatchWorker]:
+        return [worker for worker, _, _ in self._running.values()]
+
+    async def replicas(self) -> int:
+        for name, (_, task, registration) in list(self._running.items()):
+            if task.done():  # died: no longer a replica
+                del self._running[name]
+                await registration.stop()
+        return len(self._running)
+
+    async def scale(self, replicas: int, remove: Sequence[WorkerInfo] = ()) -> None:
+        if replicas < 0:
+            raise ValueError("replicas must be >= 0")
+        current = await self.replicas()
+        for _ in range(replicas - current):
+            worker = self._make_worker(f"{self._prefix}-{next(self._ids)}")
+            task = asyncio.create_task(worker.run(), name=f"worker-{worker.name}")
+            registration = self._register(worker)
+            await registration.start()
+            self._running[worker.name] = (worker, task, registration)
+        surplus = current - replicas
+        if surplus <= 0:
+            return
+        chosen = [w.id for w in remove if w.id in self._running]
+        # Not yet registered or not named: the idle ones, newest first.
+        rest = [n for n, (w, _, _) in reversed(self._running.items()) if w.idle and n not in chosen]
+        for name in (chosen + rest)[:surplus]:
+            worker, task, registration = self._running.pop(name)
+            drain = asyncio.create_task(self._drain(worker, task, registration))
+            self._draining.add(drain)
+            drain.add_done_callback(self._draining.discard)
+
+    @staticmethod
+    async def _drain(worker: BatchWorker, task: asyncio.Task[None], reg: Registration) -> None:
+        await worker.drain(task)
+        await reg.stop()
+        log.info("worker %s drained and removed", worker.name)
+
+    async def close(self) -> None:
+        """Stops every worker now (service shutdown: held jobs are requeued at next start)."""
+        tasks = [task for _, task, _ in self._running.values()] + list(self._draining)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for _, _, registration in self._running.values():
+            await registration.stop()
+        self._running.clear()

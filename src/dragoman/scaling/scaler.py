@@ -1,0 +1,112 @@
+"""The seed's BatchWorkersManager: one per pool, sizing it from the store's counts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable
+from datetime import timedelta
+
+from dragoman.clock import Clock
+from dragoman.errors import TransientError
+from dragoman.metrics import Metrics
+from dragoman.models import JobStatus, Pool
+from dragoman.scaling import ReplicaController
+from dragoman.scaling.policy import Decision, PoolPolicy, ScalePolicy, choose_victims
+from dragoman.settings import Settings
+from dragoman.store import JobStore
+
+log = logging.getLogger(__name__)
+
+
+class Scaler:
+    """Every ``scale_interval_s`` (or when nudged): counts the pool's jobs in flight and
+    queued and its busy workers, asks the policy, and has the controller apply it, naming
+    the idle workers to remove at a scale-down."""
+
+    def __init__(
+        self,
+        *,
+        pool: Pool,
+        settings: Settings,
+        store: JobStore,
+        controller: ReplicaController,
+        metrics: Metrics,
+        clock: Clock,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.pool = pool
+        self._settings = settings
+        self._store = store
+        self.controller = controller
+        self._metrics = metrics
+        self._clock = clock
+        self.policy = ScalePolicy(PoolPolicy.from_settings(settings, pool), monotonic)
+        self._nudged = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def step(self) -> Decision:
+        counts = await self._store.counts(self.pool)
+        in_flight = counts[JobStatus.SUBMITTED] + counts[JobStatus.RUNNING]
+        queued = counts[JobStatus.QUEUED]
+        now = self._clock.now()
+        ttl = timedelta(seconds=self._settings.worker_ttl_s)
+        await self._store.expire_workers(now - ttl)
+        workers = await self._store.live_workers(self.pool, now - ttl)
+        busy = sum(1 for worker in workers if worker.busy)
+        current = await self.controller.replicas()
+        decision = self.policy.explain(
+            in_flight=in_flight, queued=queued, busy=busy, current=current
+        )
+        if decision.replicas != current:
+            remove = choose_victims(workers, current - decision.replicas)
+            log.info(
+                "pool %s: %d → %d workers (%s; %d in flight, %d queued, %d busy)",
+                self.pool,
+                current,
+                decision.replicas,
+                decision.reason,
+                in_flight,
+                queued,
+                busy,
+            )
+            await self.controller.scale(decision.replicas, remove)
+        labels = self.pool.value
+        self._metrics.workers_desired.labels(labels).set(decision.replicas)
+        self._metrics.workers_current.labels(labels).set(current)
+        self._metrics.workers_busy.labels(labels).set(busy)
+        self._metrics.in_flight.labels(labels).set(in_flight)
+        self._metrics.queue_depth.labels(labels).set(queued)
+        return decision
+
+    def nudge(self) -> None:
+        """Decide now rather than at the next interval (new work was dispatched)."""
+        self._nudged.set()
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name=f"scaler-{self.pool}")
+
+    def alive(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    async def _run(self) -> None:
+        interval = self.policy.policy.scale_interval_s
+        while True:
+            try:
+                await self.step()
+            except TransientError as exc:
+                log.warning("pool %s not scaled this round: %s", self.pool, exc)
+            except Exception:
+                log.exception("pool %s: scaling failed; will retry", self.pool)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._nudged.wait(), interval)
+            self._nudged.clear()
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
