@@ -8,8 +8,10 @@ from typing import Any
 
 import kubernetes_validate
 import pytest
+import typer
 import yaml
 
+from dragoman import cli as dragoman_cli
 from dragoman.models import Pool
 from dragoman.scaling.kubernetes import worker_deployment
 from dragoman.settings import Settings
@@ -95,10 +97,16 @@ def test_every_object_lives_in_the_namespace() -> None:
 
 
 def test_every_container_runs_a_distributed_subcommand() -> None:
+    cli: Any = typer.main.get_command(dragoman_cli.app)
     for deployment in of_kind("Deployment"):
         for container in containers(deployment):
             assert "command" not in container  # the image's entrypoint is dragoman
-            assert container["args"][0] in SUBCOMMANDS
+            name, *options = container["args"]
+            assert name in SUBCOMMANDS
+            # The arguments parse as the real command line does (no unknown option or value).
+            command = cli.get_command(cli.make_context("dragoman", [name]), name)
+            assert command is not None, name
+            command.make_context(name, list(options))
 
 
 def test_every_pod_selector_matches_its_template() -> None:
