@@ -46,6 +46,8 @@ bench: apertium venv
 	$(BIN)/python bench/bulk.py
 	$(BIN)/python bench/sync.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/autoscale_sim.py --no-sweep
+	$(BIN)/python bench/autoscale_sim.py --no-sweep --startup 1.4 2.0 --pair-load 0.5 --name autoscale_sim_process
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
