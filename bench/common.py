@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import platform
@@ -13,16 +14,22 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+import uuid
+from collections.abc import Callable, Coroutine, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
+import aio_pika
 import aiohttp
+import asyncpg
 import httpx
 import psutil
+
+from dragoman.bus import DEAD_LETTER_QUEUE, WATCHDOG_QUEUE, work_queue
+from dragoman.models import Pool
 
 REPO = Path(__file__).resolve().parent.parent
 RESULTS_DIR = REPO / "bench" / "results"
@@ -196,6 +203,7 @@ class Service:
     url: str
     log: Path
     info: dict[str, Any] = field(default_factory=dict)
+    launched_at: float = field(default_factory=time.perf_counter)
 
     @property
     def pid(self) -> int:
@@ -223,21 +231,34 @@ def wait_until_answers(service: Service, path: str, timeout_s: float = READY_TIM
 
 
 @contextmanager
-def spawned(
-    argv: list[str], port: int, ready_path: str, log: Path, env: dict[str, str] | None = None
+def launched(
+    argv: list[str], port: int, log: Path, env: dict[str, str] | None = None
 ) -> Iterator[Service]:
-    """Runs ``argv`` (logging to ``log``), waits for ``ready_path``, stops it on exit."""
+    """Runs ``argv`` (logging to ``log``) without waiting for it; stops it on exit."""
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env)
     service = Service(proc=proc, url=f"http://127.0.0.1:{port}", log=log)
     try:
-        started = time.perf_counter()
-        wait_until_answers(service, ready_path)
-        service.info["startup_s"] = round(time.perf_counter() - started, 3)
         yield service
     finally:
         service.info.update(stop_process(proc))
         service.info.update(log_problems(log))
+
+
+def wait_ready(service: Service, ready_path: str) -> None:
+    """Waits until a launched service answers ``ready_path``; records its start-up time."""
+    wait_until_answers(service, ready_path)
+    service.info["startup_s"] = round(time.perf_counter() - service.launched_at, 3)
+
+
+@contextmanager
+def spawned(
+    argv: list[str], port: int, ready_path: str, log: Path, env: dict[str, str] | None = None
+) -> Iterator[Service]:
+    """Runs ``argv`` (logging to ``log``), waits for ``ready_path``, stops it on exit."""
+    with launched(argv, port, log, env) as service:
+        wait_ready(service, ready_path)
+        yield service
 
 
 def dragoman_executable() -> str:
@@ -249,15 +270,159 @@ def dragoman_executable() -> str:
     return found
 
 
+def with_settings(settings: dict[str, str] | None) -> dict[str, str] | None:
+    """This process's environment plus ``settings`` (``DRAGOMAN_*`` variables), if any."""
+    return {**os.environ, **settings} if settings else None
+
+
 @contextmanager
-def dragoman_server() -> Iterator[Service]:
-    """An embedded ``dragoman serve`` on a free port with a fresh data dir, ready."""
+def dragoman_server(settings: dict[str, str] | None = None) -> Iterator[Service]:
+    """An embedded ``dragoman serve`` on a free port with a fresh data dir, ready;
+    ``settings`` are ``DRAGOMAN_*`` variables to set on top of this environment."""
     with tempfile.TemporaryDirectory(prefix="dragoman-bench-") as tmp:
         port = free_port()
         argv = [dragoman_executable(), "serve", "--host", "127.0.0.1", "--port", str(port)]
         argv += ["--data-dir", str(Path(tmp) / "data")]
-        with spawned(argv, port, "/readyz", Path(tmp) / "server.log") as service:
+        env = with_settings(settings)
+        with spawned(argv, port, "/readyz", Path(tmp) / "server.log", env) as service:
             yield service
+
+
+# ---------------------------------------------------------------- distributed deployment
+
+POSTGRES_ADMIN_URL = os.environ.get(
+    "DRAGOMAN_BENCH_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
+)
+BROKER_URL = os.environ.get("DRAGOMAN_BENCH_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/")
+
+
+CLEANUP_TIMEOUT_S = 60.0
+
+
+async def _admin(statement: str) -> None:
+    connection = await asyncpg.connect(POSTGRES_ADMIN_URL)
+    try:
+        await connection.execute(statement)
+    finally:
+        await connection.close()
+
+
+def clean_up(what: str, action: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Runs a clean-up coroutine, retried for a while: other work on the machine (fault
+    tests) may be restarting PostgreSQL or RabbitMQ. If it still fails, says what was
+    left behind rather than losing the measurements."""
+    deadline = time.monotonic() + CLEANUP_TIMEOUT_S
+    while True:
+        try:
+            asyncio.run(action())
+            return
+        except (OSError, asyncpg.PostgresError, aio_pika.exceptions.AMQPError) as exc:
+            if time.monotonic() > deadline:
+                print(f"warning: {what} left behind: {describe(exc)}", file=sys.stderr)
+                return
+            time.sleep(1.0)
+
+
+@contextmanager
+def postgres_database() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one run: its URL; dropped on exit."""
+    name = f"dragoman_bench_{uuid.uuid4().hex[:12]}"
+    asyncio.run(_admin(f'CREATE DATABASE "{name}"'))
+    try:
+        yield f"{POSTGRES_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
+    finally:
+        # FORCE: a process that was SIGKILLed may leave its connections behind for a moment.
+        drop = f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'
+        clean_up(f"database {name}", lambda: _admin(drop))
+
+
+async def _delete_rabbitmq_names(prefix: str) -> None:
+    """Deletes the queues and the dead-letter exchange that dragoman declares under
+    ``prefix`` (``PREFIX.NAME``, as its RabbitMQ bus names them)."""
+    connection = await aio_pika.connect(BROKER_URL)
+    try:
+        channel = await connection.channel()
+        queues = [WATCHDOG_QUEUE, DEAD_LETTER_QUEUE, *(work_queue(pool) for pool in Pool)]
+        for queue in queues:
+            await channel.queue_delete(f"{prefix}.{queue}")
+        await channel.exchange_delete(f"{prefix}.{DEAD_LETTER_QUEUE}")
+    finally:
+        await connection.close()
+
+
+@contextmanager
+def rabbitmq_prefix() -> Iterator[str]:
+    """A queue prefix unique to one run; its queues and exchange are deleted on exit."""
+    prefix = f"dragoman-bench-{uuid.uuid4().hex[:8]}"
+    try:
+        yield prefix
+    finally:
+        clean_up(f"queues {prefix}.*", lambda: _delete_rabbitmq_names(prefix))
+
+
+@dataclass
+class Deployment:
+    """The processes of a running distributed deployment and what they share."""
+
+    api: Service
+    watchdog: Service
+    workers: list[Service]
+    database_url: str
+    queue_prefix: str
+    settings: dict[str, str]
+
+    @property
+    def url(self) -> str:
+        """The API's base URL."""
+        return self.api.url
+
+    def info(self) -> dict[str, Any]:
+        """Start-up and stop figures of every process (complete once it has stopped)."""
+        return {
+            "api": self.api.info,
+            "watchdog": self.watchdog.info,
+            "workers": [worker.info for worker in self.workers],
+        }
+
+
+@contextmanager
+def distributed_deployment(
+    workers: int, settings: dict[str, str] | None = None
+) -> Iterator[Deployment]:
+    """One ``dragoman api``, one ``dragoman watchdog`` and ``workers`` processes of
+    ``dragoman worker --pool cpu`` over a fresh PostgreSQL database and a fresh RabbitMQ
+    queue prefix, all ready.
+
+    On exit the workers stop first (SIGTERM drains them), then the watchdog, then the API;
+    then the database is dropped and the queues are deleted.
+    """
+    with (
+        tempfile.TemporaryDirectory(prefix="dragoman-bench-") as tmp,
+        postgres_database() as database_url,
+        rabbitmq_prefix() as prefix,
+        ExitStack() as stack,
+    ):
+        env_settings = {
+            "DRAGOMAN_DATABASE_URL": database_url,
+            "DRAGOMAN_BROKER_URL": BROKER_URL,
+            "DRAGOMAN_QUEUE_PREFIX": prefix,
+            **(settings or {}),
+        }
+        env = with_settings(env_settings)
+
+        def launch(name: str, *args: str) -> Service:
+            port = free_port()
+            argv = [dragoman_executable(), *args, "--host", "127.0.0.1", "--port", str(port)]
+            return stack.enter_context(launched(argv, port, Path(tmp) / f"{name}.log", env))
+
+        # All at once: the store serialises their migrations of the fresh database. The
+        # ExitStack stops them in reverse, so workers drain before the watchdog goes.
+        api = launch("api", "api")
+        watchdog = launch("watchdog", "watchdog")
+        pool = [launch(f"worker-{i}", "worker", "--pool", "cpu") for i in range(workers)]
+        for service in (api, watchdog, *pool):
+            wait_ready(service, "/readyz")
+        yield Deployment(api, watchdog, pool, database_url, prefix, env_settings)
 
 
 @contextmanager

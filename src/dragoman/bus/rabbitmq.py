@@ -128,3 +128,6 @@ class RabbitBus:
         for queue in queues:
             with contextlib.suppress(Exception):
                 await self._publisher.queue_delete(self._name(queue))
+            if queue == DEAD_LETTER_QUEUE:
+                with contextlib.suppress(Exception):
+                    await self._publisher.exchange_delete(self._name(queue))
