@@ -99,6 +99,7 @@ class EmbeddedService(ApiService):
             queue=self.queue,
             clock=self.clock,
             on_dispatch=self._nudge_scalers,
+            reload_each_sweep=False,
         )
         return LocalIntake(self.queue, self.watchdog.wake)
 

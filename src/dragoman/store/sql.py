@@ -314,6 +314,14 @@ class SqlJobStore:
             start += doc.segment_count
         return out
 
+    def _unclaimed(self, job_id: str, attempt: int) -> Any:
+        """``attempt`` of the job, submitted and not yet claimed by a worker."""
+        return update(jobs).where(
+            jobs.c.id == job_id,
+            jobs.c.attempts == attempt,
+            jobs.c.status == JobStatus.SUBMITTED.value,
+        )
+
     def _current(self, job_id: str, attempt: int) -> Any:
         return (
             update(jobs)
@@ -341,13 +349,7 @@ class SqlJobStore:
     async def claim(self, job_id: str, attempt: int, now: datetime) -> bool:
         async with self._tx() as conn:
             result = await conn.execute(
-                update(jobs)
-                .where(
-                    jobs.c.id == job_id,
-                    jobs.c.attempts == attempt,
-                    jobs.c.status == JobStatus.SUBMITTED.value,
-                )
-                .values(
+                self._unclaimed(job_id, attempt).values(
                     status=JobStatus.RUNNING.value,
                     heartbeat_at=now,
                     started_at=func.coalesce(jobs.c.started_at, now),
@@ -485,15 +487,7 @@ class SqlJobStore:
 
     async def resubmit(self, job_id: str, attempt: int, now: datetime) -> bool:
         async with self._tx() as conn:
-            result = await conn.execute(
-                update(jobs)
-                .where(
-                    jobs.c.id == job_id,
-                    jobs.c.attempts == attempt,
-                    jobs.c.status == JobStatus.SUBMITTED.value,
-                )
-                .values(heartbeat_at=now)
-            )
+            result = await conn.execute(self._unclaimed(job_id, attempt).values(heartbeat_at=now))
         return bool(result.rowcount == 1)
 
     # -- relayed requests -----------------------------------------------------------------

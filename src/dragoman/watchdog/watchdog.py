@@ -47,7 +47,11 @@ class Watchdog:
         queue: BatchRequestsQueue,
         clock: Clock,
         on_dispatch: Callable[[], None] = lambda: None,
+        reload_each_sweep: bool = True,
     ) -> None:
+        # Jobs reach the queue by notices over the bus, which can be lost; an in-process
+        # intake cannot lose them, so the store's queued jobs are read once, at start.
+        self._reload_each_sweep = reload_each_sweep
         self._settings = settings
         self._on_dispatch = on_dispatch
         self._store = store
@@ -197,7 +201,8 @@ class Watchdog:
             await self._retry_or_fail(job.id, job.attempts, silence)
         await self.republish(await self._store.unclaimed(deadline))
         await self.relay.sweep()
-        await self.reload()
+        if self._reload_each_sweep:
+            await self.reload()
         began = time.monotonic()
         flying = await self._store.in_status(sorted(IN_FLIGHT))
         # Keep what was dispatched while the query ran: the snapshot cannot know it yet.
@@ -212,6 +217,7 @@ class Watchdog:
         # Recovery: a previous watchdog may have died between committing a submission and
         # publishing it, so every submitted job is published again.
         await self.republish(await self._store.in_status([JobStatus.SUBMITTED]))
+        await self.reload()
         await self.sweep()
         self._tasks = [
             asyncio.create_task(self._dispatch_forever(), name="watchdog-dispatch"),
