@@ -164,10 +164,12 @@ class BatchWorker:
         except Exception as exc:
             return {**report, **self._failure(job.id, attempt, exc)}
         finally:
+            # Both tasks end here, not in the background: a translation cut short must hand
+            # its pipeline back before the engine is closed or the next job starts.
             work.cancel()
             beats.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
-                await beats
+                await asyncio.gather(work, beats, return_exceptions=True)
 
     @staticmethod
     def _failure(job_id: str, attempt: int, exc: Exception) -> dict[str, Any]:
