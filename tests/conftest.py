@@ -35,7 +35,10 @@ class ScriptedEngine:
 
     name = "scripted"
 
-    def __init__(self, pairs: Sequence[Pair] = (Pair("en", "es"),)) -> None:
+    def __init__(
+        self, pairs: Sequence[Pair] = (Pair("en", "es"),), *, gpu_capable: bool = False
+    ) -> None:
+        self.gpu_capable = gpu_capable
         self._pairs = frozenset(pairs)
         self.delay_s = 0.0
         self.calls: list[list[str]] = []

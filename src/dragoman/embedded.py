@@ -100,6 +100,7 @@ class EmbeddedService(ApiService):
             clock=self.clock,
             on_dispatch=self._nudge_scalers,
             reload_each_sweep=False,
+            metrics=self.metrics,
         )
         return LocalIntake(self.queue, self.watchdog.wake)
 

@@ -63,6 +63,31 @@ class Metrics:
             registry=self.registry,
         )
 
+        self.routed = Counter(
+            "dragoman_routed",
+            "Messages dispatched: to an idle worker with the model warm, or to the pool's queue",
+            ["pool", "outcome"],
+            registry=self.registry,
+        )
+        self.routing_hit_ratio = Gauge(
+            "dragoman_routing_hit_ratio",
+            "Share of dispatched messages that went to a worker with the model warm",
+            ["pool"],
+            registry=self.registry,
+        )
+        self.jobs_per_message = Histogram(
+            "dragoman_jobs_per_message",
+            "Jobs sent in one work message (small jobs share an engine batch)",
+            ["pool"],
+            buckets=(1, 2, 4, 8, 16, 32, 64),
+            registry=self.registry,
+        )
+        self.gpu_fallbacks = Counter(
+            "dragoman_gpu_fallbacks",
+            "GPU jobs moved to the CPU pool because no GPU worker was there",
+            registry=self.registry,
+        )
+
     def observe_batch(self, engine: str, size: int, seconds: float) -> None:
         self.batch_size.labels(engine).observe(size)
         self.batch_latency.labels(engine).observe(seconds)

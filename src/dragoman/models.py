@@ -72,7 +72,12 @@ class JobError:
 
 @dataclass(slots=True)
 class Job:
-    """A job as the store keeps it (its segments live apart, see ``JobStore``)."""
+    """A job as the store keeps it (its segments live apart, see ``JobStore``).
+
+    A big job is split into shards: child jobs that workers take like any other, each
+    covering the parent's segment positions ``[first_position, end_position)``. The parent
+    keeps the documents and segments and is never dispatched itself.
+    """
 
     id: str
     tenant: str | None
@@ -92,6 +97,18 @@ class Job:
     finished_at: datetime | None = None
     heartbeat_at: datetime | None = None
     error: JobError | None = None
+    parent_id: str | None = None
+    first_position: int | None = None
+    end_position: int | None = None
+    shards: int = 0  # on a parent, how many; 0 for a plain job and for a shard
+
+    @property
+    def is_shard(self) -> bool:
+        return self.parent_id is not None
+
+    @property
+    def is_parent(self) -> bool:
+        return self.shards > 0
 
 
 class RelayStatus(StrEnum):

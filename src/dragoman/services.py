@@ -147,7 +147,12 @@ class WatchdogService(_Base):
         self.holder = f"{settings.worker_host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.queue = BatchRequestsQueue()
         self.watchdog = Watchdog(
-            settings=settings, store=self.store, bus=self.bus, queue=self.queue, clock=self.clock
+            settings=settings,
+            store=self.store,
+            bus=self.bus,
+            queue=self.queue,
+            clock=self.clock,
+            metrics=self.metrics,
         )
         self.active = False
         self._leasing: asyncio.Task[None] | None = None

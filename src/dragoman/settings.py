@@ -61,6 +61,21 @@ class Settings(BaseSettings):
     sync_batch_delay_s: float = Field(0.002, ge=0)
     sync_batch_max_segments: int = Field(512, ge=1)
     chunk_segments: int = Field(256, ge=1)
+    gpu_chunk_segments: int = Field(4096, ge=1)
+    batch_jobs: int = Field(16, ge=1)
+    shard_segments: int = Field(50_000, ge=1)
+    gpu_fallback_s: float = Field(30.0, ge=0)
+
+    models_dir: Path = Path("models")
+    engine_order: str = "ctranslate2,transformers,apertium"
+    model_memory_mb: int = Field(4096, ge=1)
+    neural_batch_tokens: int = Field(16384, ge=1)
+    neural_max_output_tokens: int = Field(256, ge=1)
+    neural_threads: int = Field(default_factory=_cores, ge=1)
+    ct2_compute_type: str = "int8"
+    ct2_gpu_compute_type: str = "float16"
+    transformers_gpu_dtype: str = "bfloat16"
+    gpu_device: str = "cuda"
 
     apertium_modes_dir: Path = Path("/usr/share/apertium/modes")
     apertium_pipelines_per_pair: int = Field(default_factory=lambda: max(1, min(4, _cores())), ge=1)
@@ -96,6 +111,14 @@ class Settings(BaseSettings):
             if url.startswith(prefix):
                 return "postgresql+asyncpg://" + url.removeprefix(prefix)
         return url
+
+    def chunk_size(self, pool: Pool) -> int:
+        """Segments per engine call: GPUs want far larger batches than CPUs."""
+        return self.chunk_segments if pool is Pool.CPU else self.gpu_chunk_segments
+
+    @property
+    def engine_preference(self) -> list[str]:
+        return [name.strip() for name in self.engine_order.split(",") if name.strip()]
 
     def max_workers(self, pool: Pool) -> int:
         return self.cpu_max_workers if pool is Pool.CPU else self.gpu_max_workers

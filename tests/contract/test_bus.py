@@ -98,3 +98,39 @@ async def test_messages_survive_until_consumed(bus: Bus) -> None:
     await bus.publish("q", {"kept": 1})
     await asyncio.sleep(0.1)
     assert await next_body(bus, "q") == {"kept": 1}
+
+
+async def test_a_private_queue_takes_messages_only_while_its_consumer_lives(bus: Bus) -> None:
+    assert await bus.publish_private("p", {"n": 0}) is False
+    consumer = bus.consume("q", private="p")
+    first = asyncio.ensure_future(anext(consumer))
+    for _ in range(50):  # the consumer declares its queue when it starts
+        if await bus.publish_private("p", {"n": 1}):
+            break
+        await asyncio.sleep(0.05)
+    else:
+        pytest.fail("the private queue never took a message")
+    await bus.publish("q", {"n": 2})
+    delivery = await asyncio.wait_for(first, 5)
+    assert delivery.body == {"n": 1}
+    # One message at a time over both queues: the shared one waits for the settle.
+    second = asyncio.ensure_future(anext(consumer))
+    await asyncio.sleep(0.2)
+    assert not second.done()
+    await delivery.ack()
+    assert (await asyncio.wait_for(second, 5)).body == {"n": 2}
+    await (await second).ack()
+    await consumer.aclose()  # type: ignore[attr-defined]
+    await asyncio.sleep(0.2)
+    assert await bus.publish_private("p", {"n": 3}) is False
+
+
+async def test_a_message_held_by_a_consumer_of_two_queues_goes_back_when_it_stops(
+    bus: Bus,
+) -> None:
+    await bus.publish("q", {"n": 1})
+    consumer = bus.consume("q", private="p")
+    delivery = await asyncio.wait_for(anext(consumer), 5)
+    assert delivery.body == {"n": 1}
+    await consumer.aclose()  # type: ignore[attr-defined]
+    assert await next_body(bus, "q") == {"n": 1}

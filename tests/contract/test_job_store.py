@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+
+import pytest
 
 from dragoman.models import (
     Document,
@@ -262,3 +266,306 @@ async def test_counts_are_per_pool_on_request(store: JobStore) -> None:
     await store.create(gpu, DOCS)
     assert (await store.counts())[JobStatus.QUEUED] == 2
     assert (await store.counts(Pool.GPU))[JobStatus.QUEUED] == 1
+
+
+# -- sharded jobs ---------------------------------------------------------------------------
+
+SHARDED_DOCS = [Document("a.txt", ["s0", "s1", "s2", "s3"]), Document("b.txt", ["s4", "s5"])]
+BOUNDS = [(0, 2), (2, 4), (4, 6)]
+
+
+def a_parent(job_id: str = "p", bounds: list[tuple[int, int]] = BOUNDS) -> tuple[Job, list[Job]]:
+    parent = a_job(job_id, segments=bounds[-1][1])
+    parent.shards = len(bounds)
+    shards = [
+        replace(
+            parent,
+            id=f"{job_id}.{i}",
+            parent_id=job_id,
+            first_position=first,
+            end_position=end,
+            shards=0,
+            documents=0,
+            segments_total=end - first,
+        )
+        for i, (first, end) in enumerate(bounds)
+    ]
+    return parent, shards
+
+
+async def sharded(store: JobStore, job_id: str = "p") -> list[str]:
+    """Creates a parent with three shards; returns the shards' ids."""
+    parent, shards = a_parent(job_id)
+    await store.create(parent, SHARDED_DOCS, shards)
+    return [shard.id for shard in shards]
+
+
+async def running_shards(store: JobStore, job_id: str = "p") -> list[str]:
+    """A parent whose three shards were each submitted and claimed (attempt 1) at T0."""
+    ids = await sharded(store, job_id)
+    for shard_id in ids:
+        assert await store.mark_submitted(shard_id, T0) is not None
+        assert await store.claim(shard_id, 1, T0)
+    return ids
+
+
+async def status_of(store: JobStore, job_id: str) -> JobStatus:
+    job = await store.get(job_id)
+    assert job is not None
+    return job.status
+
+
+async def test_a_sharded_job_lists_as_one_and_dispatches_as_its_shards(store: JobStore) -> None:
+    ids = await sharded(store)
+    listed, _ = await store.list_jobs(tenant=None, status=None, limit=10, cursor=None)
+    assert [job.id for job in listed] == ["p"]
+    assert [job.id for job in await store.in_status([JobStatus.QUEUED])] == ids
+    parent, shard = await store.get("p"), await store.get("p.1")
+    assert parent is not None and shard is not None
+    assert (parent.shards, parent.is_parent, parent.is_shard) == (3, True, False)
+    assert (shard.parent_id, shard.first_position, shard.end_position) == ("p", 2, 4)
+    assert (shard.is_shard, shard.documents, shard.segments_total, shard.shards) == (
+        True,
+        0,
+        2,
+        0,
+    )
+
+
+async def test_a_parent_must_bring_as_many_shards_as_it_announces(store: JobStore) -> None:
+    parent, shards = a_parent()
+    with pytest.raises(ValueError):
+        await store.create(parent, SHARDED_DOCS, shards[:2])
+    assert await store.get("p") is None
+
+
+async def test_a_shard_reads_the_untranslated_sources_of_its_range(store: JobStore) -> None:
+    await running_shards(store)
+    assert await store.sources("p.1") == [(2, "s2"), (3, "s3")]
+    assert await store.write_results("p.1", 1, [(2, "t2")], T0)
+    assert await store.sources("p.1") == [(3, "s3")]
+    assert await store.sources("p.2") == [(4, "s4"), (5, "s5")]
+
+
+async def test_shard_results_land_in_the_parents_results_in_order(store: JobStore) -> None:
+    await running_shards(store)
+    assert await store.write_results("p.2", 1, [(4, "t4")], T0)
+    assert await store.write_results("p.0", 1, [(0, "t0"), (1, "t1")], T0)
+    # A position outside the shard's range is not the shard's to write.
+    assert await store.write_results("p.1", 1, [(3, "t3"), (5, "stray")], T0)
+    assert await store.results("p") == [
+        ("a.txt", ["t0", "t1", None, "t3"]),
+        ("b.txt", ["t4", None]),
+    ]
+    done = {}
+    for job_id in ("p", "p.0", "p.1", "p.2"):
+        job = await store.get(job_id)
+        assert job is not None
+        done[job_id] = job.segments_done
+    assert done == {"p": 4, "p.0": 2, "p.1": 1, "p.2": 1}
+
+
+async def test_a_stale_shard_attempt_changes_nothing(store: JobStore) -> None:
+    await running_shards(store)
+    assert await store.requeue("p.0", 1, T0)
+    assert await store.mark_submitted("p.0", T0) is not None  # attempt 2
+    assert not await store.write_results("p.0", 1, [(0, "stale")], T0)
+    assert not await store.finish("p.0", 1, JobStatus.FAILED, JobError("x", "stale"), T0)
+    assert await store.heartbeat("p.0", 1, T0) is None
+    assert await store.results("p") == [("a.txt", [None] * 4), ("b.txt", [None, None])]
+    parent = await store.get("p")
+    assert parent is not None
+    assert (parent.status, parent.segments_done, parent.error) == (JobStatus.RUNNING, 0, None)
+
+
+async def test_the_parent_goes_queued_submitted_running_with_its_shards(store: JobStore) -> None:
+    await sharded(store)
+    t1, t2, t3 = (T0 + timedelta(seconds=s) for s in (1, 2, 3))
+    assert await store.mark_submitted("p", T0) is None  # a parent is never dispatched
+    assert await status_of(store, "p") is JobStatus.QUEUED
+    assert await store.mark_submitted("p.0", T0) is not None
+    parent = await store.get("p")
+    assert parent is not None
+    assert (parent.status, parent.submitted_at) == (JobStatus.SUBMITTED, T0)
+    assert not await store.claim("p", 1, t1)
+    assert await store.claim("p.0", 1, t1)
+    assert await store.mark_submitted("p.1", t2) is not None
+    parent = await store.get("p")
+    assert parent is not None
+    assert (parent.status, parent.submitted_at, parent.started_at, parent.attempts) == (
+        JobStatus.RUNNING,
+        T0,
+        t1,
+        1,
+    )
+    # A retried shard shows on its parent as one more attempt.
+    assert await store.requeue("p.0", 1, t2)
+    assert await store.mark_submitted("p.0", t2) is not None
+    assert await store.heartbeat("p.0", 2, t3) is JobStatus.RUNNING
+    parent = await store.get("p")
+    assert parent is not None
+    assert (parent.status, parent.started_at, parent.attempts) == (JobStatus.RUNNING, t1, 2)
+
+
+async def test_the_parent_succeeds_when_its_last_shard_does(store: JobStore) -> None:
+    ids = await running_shards(store)
+    later = T0 + timedelta(seconds=9)
+    for shard_id in ids[:-1]:
+        assert await store.finish(shard_id, 1, JobStatus.SUCCEEDED, None, T0)
+        assert await status_of(store, "p") is JobStatus.RUNNING
+    assert await store.finish(ids[-1], 1, JobStatus.SUCCEEDED, None, later)
+    parent = await store.get("p")
+    assert parent is not None
+    assert (parent.status, parent.finished_at, parent.error) == (JobStatus.SUCCEEDED, later, None)
+
+
+async def test_a_failed_shard_fails_the_parent_and_cancels_the_others(store: JobStore) -> None:
+    await running_shards(store)
+    later = T0 + timedelta(seconds=9)
+    assert await store.finish("p.0", 1, JobStatus.SUCCEEDED, None, T0)
+    assert await store.finish("p.1", 1, JobStatus.FAILED, JobError("engine_error", "broke"), later)
+    parent = await store.get("p")
+    assert parent is not None
+    assert (parent.status, parent.error, parent.finished_at) == (
+        JobStatus.FAILED,
+        JobError("engine_error", "shard 2/3: broke"),
+        later,
+    )
+    sibling = await store.get("p.2")
+    assert sibling is not None
+    assert (sibling.status, sibling.finished_at) == (JobStatus.CANCELLED, later)
+    assert await status_of(store, "p.0") is JobStatus.SUCCEEDED
+    assert await store.heartbeat("p.2", 1, later) is JobStatus.CANCELLED
+    assert not await store.write_results("p.2", 1, [(4, "late")], later)
+    assert not await store.finish("p.2", 1, JobStatus.SUCCEEDED, None, later)
+    assert await status_of(store, "p") is JobStatus.FAILED
+
+
+async def test_a_silent_shard_is_stale_but_never_its_parent(store: JobStore) -> None:
+    await running_shards(store)
+    await store.heartbeat("p.1", 1, T0 + timedelta(seconds=60))
+    await store.heartbeat("p.2", 1, T0 + timedelta(seconds=60))
+    assert [job.id for job in await store.stale(T0 + timedelta(seconds=30))] == ["p.0"]
+    assert await store.stale(T0 - timedelta(seconds=1)) == []
+
+
+async def test_unclaimed_lists_shards_never_their_parent(store: JobStore) -> None:
+    ids = await sharded(store)
+    for shard_id in ids:
+        await store.mark_submitted(shard_id, T0)
+    assert [job.id for job in await store.unclaimed(T0 + timedelta(seconds=30))] == ids
+    assert not await store.resubmit("p", 1, T0)
+
+
+async def test_requeueing_a_shard_leaves_its_siblings_and_parent_running(store: JobStore) -> None:
+    await running_shards(store)
+    assert await store.requeue("p.1", 1, T0)
+    assert not await store.requeue("p", 1, T0)
+    statuses = {job_id: await status_of(store, job_id) for job_id in ("p", "p.0", "p.1", "p.2")}
+    assert statuses == {
+        "p": JobStatus.RUNNING,
+        "p.0": JobStatus.RUNNING,
+        "p.1": JobStatus.QUEUED,
+        "p.2": JobStatus.RUNNING,
+    }
+    assert [job.id for job in await store.in_status([JobStatus.QUEUED])] == ["p.1"]
+
+
+async def test_cancelling_a_parent_cancels_its_unfinished_shards(store: JobStore) -> None:
+    await running_shards(store)
+    assert await store.finish("p.0", 1, JobStatus.SUCCEEDED, None, T0)
+    later = T0 + timedelta(seconds=9)
+    cancelled = await store.cancel("p", later)
+    assert cancelled is not None
+    assert (cancelled.id, cancelled.status, cancelled.finished_at) == (
+        "p",
+        JobStatus.CANCELLED,
+        later,
+    )
+    assert await status_of(store, "p.0") is JobStatus.SUCCEEDED
+    assert await status_of(store, "p.1") is JobStatus.CANCELLED
+    assert await store.heartbeat("p.2", 1, later) is JobStatus.CANCELLED
+    assert await store.cancel("p", later) is None
+    assert all(job.is_shard for job in await store.in_status(sorted(JobStatus)))
+
+
+async def test_purge_removes_a_finished_parent_with_its_shards(store: JobStore) -> None:
+    ids = await running_shards(store, "p")
+    for shard_id in ids:
+        await store.finish(shard_id, 1, JobStatus.SUCCEEDED, None, T0)
+    others = await running_shards(store, "q")
+    await store.finish(others[0], 1, JobStatus.SUCCEEDED, None, T0)
+    assert await store.purge(T0 + timedelta(seconds=1)) == 1
+    for job_id in ("p", *ids):
+        assert await store.get(job_id) is None
+    assert await store.results("p") == []
+    # A finished shard stays while its parent runs.
+    assert await store.get(others[0]) is not None
+    assert await store.get("q") is not None
+
+
+async def test_counts_count_shards_not_their_parent(store: JobStore) -> None:
+    await sharded(store)
+    await store.create(a_job("plain"), DOCS)
+    assert await store.mark_submitted("p.0", T0) is not None
+    counts = await store.counts(Pool.CPU)
+    assert (counts[JobStatus.QUEUED], counts[JobStatus.SUBMITTED]) == (3, 1)
+    assert (await store.counts())[JobStatus.QUEUED] == 3
+
+
+async def test_reroute_moves_a_queued_unit_to_another_pool(store: JobStore) -> None:
+    gpu = a_job("g")
+    gpu.pool = Pool.GPU
+    await store.create(gpu, DOCS)
+    assert await store.reroute("g", Pool.CPU, T0)
+    moved = await store.get("g")
+    assert moved is not None and moved.pool is Pool.CPU
+    assert (await store.counts(Pool.GPU))[JobStatus.QUEUED] == 0
+    await submitted(store, "busy")
+    assert await store.claim("busy", 1, T0)
+    assert not await store.reroute("busy", Pool.GPU, T0)
+    assert not await store.reroute("missing", Pool.GPU, T0)
+    await sharded(store)
+    assert not await store.reroute("p", Pool.GPU, T0)  # a parent is never dispatched
+    assert await store.reroute("p.0", Pool.GPU, T0)
+    assert (await store.counts(Pool.GPU))[JobStatus.QUEUED] == 1
+
+
+async def test_concurrent_finishes_of_the_last_shards_leave_the_parent_succeeded(
+    store: JobStore,
+) -> None:
+    families = [await running_shards(store, f"p{i}") for i in range(6)]
+    for ids in families:
+        await store.finish(ids[0], 1, JobStatus.SUCCEEDED, None, T0)
+    await asyncio.gather(
+        *(
+            store.finish(shard_id, 1, JobStatus.SUCCEEDED, None, T0)
+            for ids in families
+            for shard_id in ids[1:]
+        )
+    )
+    for i in range(6):
+        assert await status_of(store, f"p{i}") is JobStatus.SUCCEEDED
+
+
+async def test_concurrent_writes_to_one_family_neither_deadlock_nor_lose_the_end(
+    store: JobStore,
+) -> None:
+    families = [await running_shards(store, f"p{i}") for i in range(4)]
+    error = JobError("engine_error", "broke")
+    calls = []
+    for ids in families:
+        calls += [
+            store.write_results(ids[0], 1, [(0, "t0"), (1, "t1")], T0),
+            store.heartbeat(ids[2], 1, T0),
+            store.finish(ids[1], 1, JobStatus.FAILED, error, T0),
+            store.heartbeat(ids[0], 1, T0),
+            store.cancel(ids[0].split(".")[0], T0),
+            store.write_results(ids[2], 1, [(4, "t4")], T0),
+        ]
+    await asyncio.gather(*calls)
+    for ids in families:
+        parent_id = ids[0].split(".")[0]
+        assert (await status_of(store, parent_id)).finished
+        for shard_id in ids:
+            assert (await status_of(store, shard_id)).finished

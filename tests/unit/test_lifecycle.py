@@ -163,7 +163,7 @@ async def test_the_report_of_a_stale_attempt_is_ignored(service: EmbeddedService
 async def test_high_priority_jobs_overtake_waiting_normal_ones(
     make_settings: Any, clock: FakeClock, scripted_engine: ScriptedEngine
 ) -> None:
-    settings = make_settings(cpu_max_workers=1)
+    settings = make_settings(cpu_max_workers=1, batch_jobs=1)
     service = EmbeddedService(settings, engines=Engines([scripted_engine]), clock=clock)
     await service.start()
     try:

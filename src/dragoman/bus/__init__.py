@@ -16,6 +16,11 @@ def work_queue(pool: str) -> str:
     return f"work.{pool}"
 
 
+def worker_queue(worker: str) -> str:
+    """One worker's private queue: work routed to it because its model is warm."""
+    return f"worker.{worker}"
+
+
 class Delivery(Protocol):
     body: Message
 
@@ -41,8 +46,16 @@ class Bus(Protocol):
         """Durably enqueues ``body``; returns once the broker has it."""
         ...
 
-    def consume(self, queue: str) -> AsyncIterator[Delivery]:
-        """Messages one at a time (prefetch 1); the next comes after this one is settled."""
+    async def publish_private(self, queue: str, body: Message) -> bool:
+        """Enqueues ``body`` on a private queue if its consumer is there; False if not
+        (the queue went with its consumer), and nothing is enqueued."""
+        ...
+
+    def consume(self, queue: str, *, private: str | None = None) -> AsyncIterator[Delivery]:
+        """Messages one at a time (prefetch 1); the next comes after this one is settled.
+        With ``private``, also from that private queue, still one message at a time over
+        both. A private queue lives only while its consumer does: messages still on it are
+        lost with it (their senders must be able to send them again)."""
         ...
 
 

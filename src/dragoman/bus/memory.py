@@ -33,6 +33,7 @@ class MemoryDelivery:
 class MemoryBus:
     def __init__(self) -> None:
         self._queues: defaultdict[str, asyncio.Queue[Message]] = defaultdict(asyncio.Queue)
+        self._private: set[str] = set()
 
     def queue(self, name: str) -> asyncio.Queue[Message]:
         return self._queues[name]
@@ -49,15 +50,47 @@ class MemoryBus:
     async def publish(self, queue: str, body: Message) -> None:
         self._queues[queue].put_nowait(body)
 
-    async def consume(self, queue: str) -> AsyncIterator[MemoryDelivery]:
-        source = self._queues[queue]
-        while True:
-            delivery = MemoryDelivery(self, queue, await source.get())
-            try:
-                yield delivery
-                await delivery.settled.wait()
-            finally:
-                delivery.requeue()
+    async def publish_private(self, queue: str, body: Message) -> bool:
+        if queue not in self._private:
+            return False
+        self._queues[queue].put_nowait(body)
+        return True
+
+    async def consume(
+        self, queue: str, *, private: str | None = None
+    ) -> AsyncIterator[MemoryDelivery]:
+        if private is not None:
+            self._private.add(private)
+        try:
+            while True:
+                name, body = await self._next(queue, private)
+                delivery = MemoryDelivery(self, name, body)
+                try:
+                    yield delivery
+                    await delivery.settled.wait()
+                finally:
+                    if name == queue:
+                        delivery.requeue()
+        finally:
+            if private is not None:
+                self._private.discard(private)
+                self._queues.pop(private, None)
+
+    async def _next(self, queue: str, private: str | None) -> tuple[str, Message]:
+        names = [queue] if private is None else [private, queue]
+        for name in names:
+            if not self._queues[name].empty():
+                return name, self._queues[name].get_nowait()
+        getters = {asyncio.ensure_future(self._queues[name].get()): name for name in names}
+        try:
+            done, _ = await asyncio.wait(getters, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for getter in getters:
+                getter.cancel()
+        first, *rest = [(getters[getter], getter.result()) for getter in done]
+        for name, body in rest:  # both arrived at once: the second goes back
+            self._queues[name].put_nowait(body)
+        return first
 
     def depth(self, queue: str) -> int:
         return self._queues[queue].qsize()

@@ -3,6 +3,7 @@ prefetch 1, a dead-letter exchange, and a robust connection that restores its to
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -51,7 +52,11 @@ class RabbitBus:
 
     async def open(self) -> None:
         self._connection = await aio_pika.connect_robust(self._url)
-        self._publisher = await self._connection.channel(publisher_confirms=True)
+        # A mandatory message that no queue takes comes back: with on_return_raises the
+        # publish fails, which is how ``publish_private`` learns its worker is gone.
+        self._publisher = await self._connection.channel(
+            publisher_confirms=True, on_return_raises=True
+        )
         dead = await self._publisher.declare_exchange(
             self._name(DEAD_LETTER_QUEUE), aio_pika.ExchangeType.FANOUT, durable=True
         )
@@ -100,22 +105,51 @@ class RabbitBus:
         except (aio_pika.exceptions.AMQPError, ConnectionError, RuntimeError) as exc:
             raise BusUnavailable(f"message broker unavailable: {exc!r}") from None
 
-    async def consume(self, queue: str) -> AsyncIterator[RabbitDelivery]:
+    async def publish_private(self, queue: str, body: Message) -> bool:
+        channel = self._publisher
+        if channel is None:
+            raise BusUnavailable("the bus is not open")
+        message = aio_pika.Message(json.dumps(body).encode(), content_type="application/json")
+        try:
+            await channel.default_exchange.publish(
+                message, routing_key=self._name(queue), mandatory=True
+            )
+        except aio_pika.exceptions.DeliveryError:
+            return False  # returned: no such queue any more
+        except (aio_pika.exceptions.AMQPError, ConnectionError, RuntimeError) as exc:
+            raise BusUnavailable(f"message broker unavailable: {exc!r}") from None
+        return True
+
+    async def consume(
+        self, queue: str, *, private: str | None = None
+    ) -> AsyncIterator[RabbitDelivery]:
         if self._connection is None:
             raise ConnectionError("the bus is not open")
         channel = await self._connection.channel()
+        inbox: asyncio.Queue[AbstractIncomingMessage] = asyncio.Queue()
         try:
-            await channel.set_qos(prefetch_count=1)
-            source = await self._declare(channel, queue)
-            async with source.iterator() as messages:
-                async for message in messages:
-                    try:
-                        body = json.loads(message.body)
-                    except ValueError:
-                        log.error("undecodable message on %s dead-lettered", queue)
-                        await message.reject(requeue=False)
-                        continue
-                    yield RabbitDelivery(body, message)
+            # global: one unacked message for the whole channel, whichever queue it is
+            # from, so a busy worker holds nothing another worker could take.
+            await channel.set_qos(prefetch_count=1, global_=True)
+            sources = [await self._declare(channel, queue)]
+            if private is not None:
+                # Exclusive and auto-deleted: the queue goes with this consumer.
+                sources.append(
+                    await channel.declare_queue(
+                        self._name(private), durable=False, exclusive=True, auto_delete=True
+                    )
+                )
+            for source in sources:
+                await source.consume(inbox.put)
+            while True:
+                message = await inbox.get()
+                try:
+                    body = json.loads(message.body)
+                except ValueError:
+                    log.error("undecodable message on %s dead-lettered", queue)
+                    await message.reject(requeue=False)
+                    continue
+                yield RabbitDelivery(body, message)
         finally:
             # Closing the channel hands every unacked message back to the broker.
             with contextlib.suppress(Exception):

@@ -21,6 +21,7 @@ class Engine(Protocol):
     """Translates batches of segments; each segment's output is the one it would get alone."""
 
     name: str
+    gpu_capable: bool  # can run on a CUDA device, so a GPU worker may serve it
 
     def pairs(self) -> frozenset[Pair]:
         """The language pairs this engine can translate."""

@@ -386,6 +386,7 @@ class ApertiumEngine:
     """The ``apertium`` engine: every installed mode, with a pool of warm pipelines per pair."""
 
     name = "apertium"
+    gpu_capable = False
 
     def __init__(
         self,

@@ -37,6 +37,14 @@ class Engines:
     def warm_pairs(self) -> frozenset[Pair]:
         return frozenset().union(*(e.warm_pairs() for e in self._engines.values()))
 
+    def warm_models(self) -> frozenset[str]:
+        """What is loaded now, as ``engine:source-target`` (the worker registry's form)."""
+        return frozenset(
+            f"{engine.name}:{pair}"
+            for engine in self._engines.values()
+            for pair in engine.warm_pairs()
+        )
+
     async def close(self) -> None:
         for engine in self._engines.values():
             await engine.close()

@@ -23,7 +23,8 @@ class WorkerInfo:
     pool: Pool
     host: str  # host name, or the pod's name on Kubernetes
     busy: bool
-    warm_pairs: frozenset[str] = field(default_factory=frozenset)  # "eng-spa", ...
+    # What it has loaded, as "engine:source-target" ("apertium:en-es", ...)
+    warm_pairs: frozenset[str] = field(default_factory=frozenset)
     last_seen: datetime | None = None
     pid: int | None = None
 

@@ -45,7 +45,7 @@ class Registration:
             pool=self._worker.pool,
             host=self._host,
             busy=not self._worker.idle,
-            warm_pairs=frozenset(str(pair) for pair in self._engines.warm_pairs()),
+            warm_pairs=self._engines.warm_models(),
             pid=os.getpid(),
         )
 

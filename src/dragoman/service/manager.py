@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -13,11 +14,11 @@ from typing import Protocol
 
 from dragoman.bus import WATCHDOG_QUEUE, Bus
 from dragoman.clock import Clock
-from dragoman.engines import Pair
+from dragoman.engines import Engine, Pair
 from dragoman.engines.registry import Engines
 from dragoman.errors import Conflict, NotFound, TransientError
 from dragoman.models import Document, Job, Pool, Priority
-from dragoman.service.queue import BatchRequestsQueue, Waiting
+from dragoman.service.queue import BatchRequestsQueue, Waiting, model_key
 from dragoman.service.validation import check_segments
 from dragoman.settings import Settings
 from dragoman.store import JobStore
@@ -43,7 +44,7 @@ class LocalIntake:
         self._wake = wake
 
     async def queued(self, job: Job) -> None:
-        self._queue.push(Waiting(job.id, job.pool, job.priority, job.tenant))
+        self._queue.push(Waiting.of(job))
         self._wake()
 
     def withdrawn(self, job_id: str) -> None:
@@ -64,6 +65,9 @@ class BusIntake:
             "pool": job.pool.value,
             "priority": job.priority.value,
             "tenant": job.tenant,
+            "batch_key": model_key(job),
+            "segments": job.segments_total,
+            "alone": job.is_shard,
         }
         try:
             await self._bus.publish(WATCHDOG_QUEUE, notice)
@@ -91,10 +95,41 @@ class BatchRequestsManager:
         self._clock = clock
         self._cleaner: asyncio.Task[None] | None = None
 
-    def route(self, segments: int) -> Pool:
-        """Big jobs go to the GPU pool when it has workers; everything else to the CPU pool."""
+    def route(self, segments: int, engine: Engine) -> Pool:
+        """Big jobs of an engine that runs on GPUs go to the GPU pool when it may have
+        workers; everything else to the CPU pool. (Waiting GPU jobs fall back to the CPU
+        pool when no GPU worker shows up: see the watchdog.)"""
         big = segments >= self._settings.gpu_threshold_segments
-        return Pool.GPU if big and self._settings.gpu_max_workers > 0 else Pool.CPU
+        gpu = big and engine.gpu_capable and self._settings.gpu_max_workers > 0
+        return Pool.GPU if gpu else Pool.CPU
+
+    def shards(self, job: Job) -> list[Job]:
+        """The shards of a job above ``shard_segments``: contiguous ranges of about equal
+        size that several workers translate in parallel; none for a smaller job."""
+        size = self._settings.shard_segments
+        total = job.segments_total
+        if total <= size:
+            return []
+        count = -(-total // size)
+        bounds = [total * k // count for k in range(count + 1)]
+        return [
+            Job(
+                id=uuid.uuid4().hex,
+                tenant=job.tenant,
+                source_lang=job.source_lang,
+                target_lang=job.target_lang,
+                engine=job.engine,
+                pool=job.pool,
+                priority=job.priority,
+                documents=0,
+                segments_total=end - first,
+                created_at=job.created_at,
+                parent_id=job.id,
+                first_position=first,
+                end_position=end,
+            )
+            for first, end in itertools.pairwise(bounds)
+        ]
 
     async def submit(
         self,
@@ -117,21 +152,35 @@ class BatchRequestsManager:
             source_lang=pair.source,
             target_lang=pair.target,
             engine=chosen.name,
-            pool=self.route(total),
+            pool=self.route(total, chosen),
             priority=priority,
             documents=len(documents),
             segments_total=total,
             created_at=self._clock.now(),
         )
-        await self._store.create(job, documents)
-        await self._intake.queued(job)
-        log.info("job %s queued (%s, %d segments, pool %s)", job.id, pair, total, job.pool)
+        shards = self.shards(job)
+        job.shards = len(shards)
+        await self._store.create(job, documents, shards)
+        for unit in shards or [job]:
+            await self._intake.queued(unit)
+        log.info(
+            "job %s queued (%s, %d segments, pool %s%s)",
+            job.id,
+            pair,
+            total,
+            job.pool,
+            f", {len(shards)} shards" if shards else "",
+        )
         return job
 
     async def get(self, job_id: str, tenant: str | None) -> Job:
         job = await self._store.get(job_id)
         # Another tenant's job is reported missing, not forbidden: ids are not disclosed.
-        if job is None or (tenant is not None and job.tenant != tenant):
+        if (
+            job is None
+            or job.parent_id is not None
+            or (tenant is not None and job.tenant != tenant)
+        ):
             raise NotFound(f"job {job_id} not found")
         return job
 

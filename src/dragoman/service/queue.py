@@ -5,10 +5,11 @@ Higher priority first; within a priority, tenants take turns; within a tenant, o
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
-from dragoman.models import Pool, Priority
+from dragoman.models import Job, Pool, Priority
 
 
 @dataclass(frozen=True, slots=True)
@@ -17,6 +18,32 @@ class Waiting:
     pool: Pool
     priority: Priority
     tenant: str | None
+    batch_key: str = ""  # "engine:pair": jobs with the same key may share an engine batch
+    segments: int = 0
+    # Alone: a retried job (so that a bad job cannot fail its batch mates again) and a
+    # shard (shards of one job are meant to run in parallel on several workers).
+    alone: bool = False
+    since: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def of(cls, job: Job) -> Waiting:
+        return cls(
+            job.id,
+            job.pool,
+            job.priority,
+            job.tenant,
+            batch_key=model_key(job),
+            segments=job.segments_total,
+            alone=job.attempts > 0 or job.is_shard,
+        )
+
+    def moved_to(self, pool: Pool) -> Waiting:
+        return replace(self, pool=pool)
+
+
+def model_key(job: Job) -> str:
+    """What a worker must have loaded to run ``job`` warm: ``engine:source-target``."""
+    return f"{job.engine}:{job.source_lang}-{job.target_lang}"
 
 
 class _Lane:
@@ -63,6 +90,31 @@ class BatchRequestsQueue:
             if job_id is not None:
                 return self._members.pop(job_id)
         return None
+
+    def take_batch(self, first: Waiting, *, limit: int, max_segments: int) -> list[Waiting]:
+        """Up to ``limit`` more waiting jobs that can share ``first``'s engine batch: same
+        pool, priority and key, not alone, all together within ``max_segments``. Oldest
+        first (tenants' turns do not apply within one engine batch)."""
+        taken: list[Waiting] = []
+        total = first.segments
+        for item in self._members.values():
+            if len(taken) >= limit:
+                break
+            if (
+                item.pool is first.pool
+                and item.priority is first.priority
+                and item.batch_key == first.batch_key
+                and not item.alone
+                and total + item.segments <= max_segments
+            ):
+                taken.append(item)
+                total += item.segments
+        for item in taken:
+            self.remove(item.job_id)
+        return taken
+
+    def waiting(self, pool: Pool) -> list[Waiting]:
+        return [item for item in self._members.values() if item.pool is pool]
 
     def remove(self, job_id: str) -> bool:
         """Drops a waiting job (cancelled); it is skipped lazily when its turn comes."""

@@ -20,7 +20,13 @@ from dragoman.scaling import WorkerInfo
 
 class JobStore(Protocol):
     """Durable job state. Every write that a worker or the watchdog makes on behalf of an
-    attempt is fenced: it applies only while that attempt is the job's current one."""
+    attempt is fenced: it applies only while that attempt is the job's current one.
+
+    A sharded job is a parent row with child rows, its shards (see ``Job``). The
+    *dispatchable units* are the plain jobs and the shards: only they are dispatched,
+    claimed, fenced, retried, listed as stale or unclaimed and counted. A parent follows its
+    shards: each write on a shard updates the parent in the same transaction.
+    """
 
     async def open(self) -> None:
         """Connects and brings the schema up to date."""
@@ -32,31 +38,43 @@ class JobStore(Protocol):
         """Raises ``StoreUnavailable`` when the database cannot be reached."""
         ...
 
-    async def create(self, job: Job, documents: Sequence[Document]) -> None: ...
+    async def create(
+        self, job: Job, documents: Sequence[Document], shards: Sequence[Job] = ()
+    ) -> None:
+        """Stores a job, its shards (as many as ``job.shards``, else ``ValueError``) and its
+        documents, all at once."""
+        ...
 
-    async def get(self, job_id: str) -> Job | None: ...
+    async def get(self, job_id: str) -> Job | None:
+        """Any job: plain, parent or shard."""
+        ...
 
     async def list_jobs(
         self, *, tenant: str | None, status: JobStatus | None, limit: int, cursor: str | None
     ) -> tuple[list[Job], str | None]:
-        """Newest first; the cursor, when not None, continues after the last job returned."""
+        """Top-level jobs (no shards), newest first; the cursor, when not None, continues
+        after the last job returned."""
         ...
 
     async def sources(self, job_id: str) -> list[tuple[int, str]]:
-        """``(position, text)`` of the segments still without a translation, in order."""
+        """``(position, text)`` of the segments still without a translation, in order; for a
+        shard, those of its range of the parent's segments."""
         ...
 
     async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
-        """Each document's name and its translations so far (``None`` = not yet)."""
+        """Each document's name and its translations so far (``None`` = not yet); a shard
+        has none: read its parent's."""
         ...
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
-        """``queued`` → ``submitted`` with one more attempt; None if the job was not queued."""
+        """``queued`` → ``submitted`` with one more attempt; None if the job was not queued or
+        is a parent. A shard's queued parent becomes ``submitted`` with it."""
         ...
 
     async def claim(self, job_id: str, attempt: int, now: datetime) -> bool:
         """``submitted`` → ``running`` for ``attempt``; False if another delivery of it was
-        claimed already, the attempt is stale or the job was cancelled."""
+        claimed already, the attempt is stale, the job was cancelled or is a parent. A
+        shard's parent becomes ``running`` and shows the shard's attempt if higher."""
         ...
 
     async def acquire_lease(self, name: str, holder: str, ttl_s: float, now: datetime) -> bool:
@@ -64,15 +82,16 @@ class JobStore(Protocol):
         ...
 
     async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
-        """Records a heartbeat of ``attempt``; ``running`` starts here. Returns the job's
-        status, or None when ``attempt`` is stale."""
+        """Records a heartbeat of ``attempt``; ``running`` starts here (for a shard's parent
+        too). Returns the job's status, or None when ``attempt`` is stale."""
         ...
 
     async def write_results(
         self, job_id: str, attempt: int, results: Sequence[tuple[int, str]], now: datetime
     ) -> bool:
         """Stores translations by position; False (and nothing written) if the attempt is
-        stale or the job is no longer in flight."""
+        stale or the job is no longer in flight. A shard writes into its parent's segments,
+        those of its own range only, and both count them done."""
         ...
 
     async def finish(
@@ -83,25 +102,36 @@ class JobStore(Protocol):
         error: JobError | None,
         now: datetime,
     ) -> bool:
-        """Ends an in-flight attempt with ``status``; False if stale."""
+        """Ends an in-flight attempt with ``status``; False if stale. A shard's end rolls up:
+        the parent succeeds with its last shard; one shard failing (or cancelled) ends the
+        parent the same way, its error prefixed ``shard i/n: ``, and cancels the unfinished
+        siblings."""
         ...
 
     async def requeue(self, job_id: str, attempt: int, now: datetime) -> bool:
-        """Puts an in-flight attempt back to ``queued`` for a retry; False if stale."""
+        """Puts an in-flight attempt back to ``queued`` for a retry; False if stale. A shard's
+        parent stays as it is."""
         ...
 
     async def cancel(self, job_id: str, now: datetime) -> Job | None:
-        """Cancels an unfinished job; None if it had already finished."""
+        """Cancels an unfinished job, and a parent's unfinished shards with it; None if it had
+        already finished."""
         ...
 
-    async def in_status(self, statuses: Sequence[JobStatus]) -> list[Job]: ...
+    async def in_status(self, statuses: Sequence[JobStatus]) -> list[Job]:
+        """Dispatchable units in one of ``statuses``, oldest first."""
+        ...
 
     async def stale(self, heartbeat_before: datetime) -> list[Job]:
-        """Running jobs whose last heartbeat is older than ``heartbeat_before``."""
+        """Running units whose last heartbeat is older than ``heartbeat_before``."""
         ...
 
     async def unclaimed(self, submitted_before: datetime) -> list[Job]:
-        """Submitted jobs no worker claimed since ``submitted_before`` (last (re)submission)."""
+        """Submitted units no worker claimed since ``submitted_before`` (last (re)submission)."""
+        ...
+
+    async def reroute(self, job_id: str, pool: Pool, now: datetime) -> bool:
+        """Moves a queued unit to ``pool`` (its own has no workers); False if not queued."""
         ...
 
     async def resubmit(self, job_id: str, attempt: int, now: datetime) -> bool:
@@ -127,8 +157,8 @@ class JobStore(Protocol):
         ...
 
     async def purge(self, finished_before: datetime) -> int:
-        """Deletes finished jobs and their data (and closed relayed requests); returns how
-        many jobs."""
+        """Deletes finished top-level jobs, their shards and their data (and closed relayed
+        requests); returns how many top-level jobs."""
         ...
 
     async def register_worker(self, worker: WorkerInfo, now: datetime) -> None:
@@ -148,7 +178,7 @@ class JobStore(Protocol):
         ...
 
     async def counts(self, pool: Pool | None = None) -> dict[JobStatus, int]:
-        """Jobs per status (of one pool, or all)."""
+        """Dispatchable units per status (of one pool, or all)."""
         ...
 
 

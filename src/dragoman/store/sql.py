@@ -12,7 +12,18 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, bindparam, delete, event, func, insert, or_, select, update
+from sqlalchemy import (
+    Connection,
+    bindparam,
+    case,
+    delete,
+    event,
+    func,
+    insert,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy import text as sql_text
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
@@ -37,6 +48,8 @@ _MIGRATIONS = Path(__file__).parent / "migrations"
 _IN_FLIGHT = [s.value for s in IN_FLIGHT]
 _FINISHED = [s.value for s in FINISHED]
 _UNFINISHED = [s.value for s in JobStatus if s not in FINISHED]
+# Plain jobs and shards are dispatched; a parent only follows its shards.
+_DISPATCHABLE = jobs.c.shards == 0
 
 
 def _aware(value: datetime | None) -> datetime | None:
@@ -66,6 +79,10 @@ def _job(row: Any) -> Job:
         finished_at=_aware(row.finished_at),
         heartbeat_at=_aware(row.heartbeat_at),
         error=error,
+        parent_id=row.parent_id,
+        first_position=row.first_position,
+        end_position=row.end_position,
+        shards=row.shards,
     )
 
 
@@ -139,7 +156,9 @@ class SqlJobStore:
         self._sqlite = url.startswith("sqlite")
         # SQLite allows one writer at a time; serialising writes here avoids lock waits.
         self._write_lock = asyncio.Lock() if self._sqlite else None
-        self._pending_creates: list[tuple[Job, Sequence[Document], asyncio.Future[None]]] = []
+        self._pending_creates: list[
+            tuple[Job, Sequence[Document], Sequence[Job], asyncio.Future[None]]
+        ] = []
         self._create_flusher: asyncio.Task[None] | None = None
 
     async def open(self) -> None:
@@ -192,11 +211,16 @@ class SqlJobStore:
         async with self._read() as conn:
             await conn.execute(select(1))
 
-    async def create(self, job: Job, docs: Sequence[Document]) -> None:
+    async def create(self, job: Job, docs: Sequence[Document], shards: Sequence[Job] = ()) -> None:
+        if len(shards) != job.shards or any(shard.parent_id != job.id for shard in shards):
+            raise ValueError(
+                f"job {job.id} announces {job.shards} shards; {len(shards)} given, "
+                f"{sum(shard.parent_id == job.id for shard in shards)} of them its own"
+            )
         # Concurrent submissions share one transaction (group commit): a commit costs far
         # more than the rows it writes, and bursts of small jobs are the common case.
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending_creates.append((job, docs, future))
+        self._pending_creates.append((job, docs, shards, future))
         if self._create_flusher is None or self._create_flusher.done():
             self._create_flusher = asyncio.create_task(self._flush_creates())
         await future
@@ -208,20 +232,23 @@ class SqlJobStore:
             job_rows: list[dict[str, Any]] = []
             doc_rows: list[dict[str, Any]] = []
             seg_rows: list[dict[str, Any]] = []
-            for job, docs, _ in batch:
+            for job, docs, shards, _ in batch:
                 job_rows.append(self._job_row(job))
+                job_rows.extend(self._job_row(shard) for shard in shards)
                 self._content_rows(job.id, docs, doc_rows, seg_rows)
             try:
                 async with self._tx() as conn:
                     await conn.execute(insert(jobs), job_rows)
-                    await conn.execute(insert(documents), doc_rows)
-                    await conn.execute(insert(segments), seg_rows)
+                    if doc_rows:
+                        await conn.execute(insert(documents), doc_rows)
+                    if seg_rows:
+                        await conn.execute(insert(segments), seg_rows)
             except Exception as exc:
-                for _, _, future in batch:
+                for *_, future in batch:
                     if not future.done():
                         future.set_exception(exc)
             else:
-                for _, _, future in batch:
+                for *_, future in batch:
                     if not future.done():
                         future.set_result(None)
 
@@ -263,6 +290,10 @@ class SqlJobStore:
             "segments_done": job.segments_done,
             "attempts": job.attempts,
             "created_at": job.created_at,
+            "parent_id": job.parent_id,
+            "first_position": job.first_position,
+            "end_position": job.end_position,
+            "shards": job.shards,
         }
 
     async def get(self, job_id: str) -> Job | None:
@@ -273,7 +304,12 @@ class SqlJobStore:
     async def list_jobs(
         self, *, tenant: str | None, status: JobStatus | None, limit: int, cursor: str | None
     ) -> tuple[list[Job], str | None]:
-        query = select(jobs).order_by(jobs.c.seq.desc()).limit(limit + 1)
+        query = (
+            select(jobs)
+            .where(jobs.c.parent_id.is_(None))
+            .order_by(jobs.c.seq.desc())
+            .limit(limit + 1)
+        )
         if tenant is not None:
             query = query.where(jobs.c.tenant == tenant)
         if status is not None:
@@ -286,12 +322,24 @@ class SqlJobStore:
         return [_job(row) for row in rows[:limit]], next_cursor
 
     async def sources(self, job_id: str) -> list[tuple[int, str]]:
+        unit = select(jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position).where(
+            jobs.c.id == job_id
+        )
         query = (
             select(segments.c.position, segments.c.source)
-            .where(segments.c.job_id == job_id, segments.c.target.is_(None))
+            .where(segments.c.target.is_(None))
             .order_by(segments.c.position)
         )
         async with self._read() as conn:
+            shard = (await conn.execute(unit)).first()
+            if shard is not None and shard.parent_id is not None:
+                query = query.where(
+                    segments.c.job_id == shard.parent_id,
+                    segments.c.position >= shard.first_position,
+                    segments.c.position < shard.end_position,
+                )
+            else:
+                query = query.where(segments.c.job_id == job_id)
             return [(row.position, row.source) for row in await conn.execute(query)]
 
     async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
@@ -320,14 +368,113 @@ class SqlJobStore:
             jobs.c.id == job_id,
             jobs.c.attempts == attempt,
             jobs.c.status == JobStatus.SUBMITTED.value,
+            _DISPATCHABLE,
         )
 
     def _current(self, job_id: str, attempt: int) -> Any:
         return (
             update(jobs)
             .where(jobs.c.id == job_id, jobs.c.attempts == attempt)
-            .where(jobs.c.status.in_(_IN_FLIGHT))
+            .where(jobs.c.status.in_(_IN_FLIGHT), _DISPATCHABLE)
         )
+
+    # Lock order within a family, so that no two transactions wait on each other: shards
+    # first (several only all at once, in position order), the parent last. A write on one
+    # shard locks it by its fence and updates the parent after; finishing a shard and
+    # cancelling a parent lock all the family's shards before anything else.
+
+    @staticmethod
+    async def _lock_shards(conn: AsyncConnection, parent_id: Any) -> list[str]:
+        """Locks the shards of ``parent_id`` (a value or a scalar subquery); their ids by
+        position."""
+        query = (
+            select(jobs.c.id)
+            .where(jobs.c.parent_id == parent_id)
+            .order_by(jobs.c.first_position, jobs.c.seq)
+            .with_for_update()
+        )
+        return [row.id for row in await conn.execute(query)]
+
+    @staticmethod
+    def _parent_of(job_id: str) -> Any:
+        shard = jobs.alias("shard")
+        return select(shard.c.parent_id).where(shard.c.id == job_id).scalar_subquery()
+
+    @staticmethod
+    def _at_least(attempt: int) -> Any:
+        """The parent shows its most retried shard's attempt."""
+        return case((jobs.c.attempts < attempt, attempt), else_=jobs.c.attempts)
+
+    def _parent_submitted(self, parent_id: str, attempt: int, now: datetime) -> Any:
+        return (
+            update(jobs)
+            .where(jobs.c.id == parent_id, jobs.c.status.in_(_UNFINISHED))
+            .where(or_(jobs.c.status == JobStatus.QUEUED.value, jobs.c.attempts < attempt))
+            .values(
+                status=case(
+                    (jobs.c.status == JobStatus.QUEUED.value, JobStatus.SUBMITTED.value),
+                    else_=jobs.c.status,
+                ),
+                submitted_at=func.coalesce(jobs.c.submitted_at, now),
+                attempts=self._at_least(attempt),
+            )
+        )
+
+    def _parent_running(self, parent_id: str, attempt: int, now: datetime, done: int = 0) -> Any:
+        query = update(jobs).where(jobs.c.id == parent_id, jobs.c.status.in_(_UNFINISHED))
+        if not done:
+            # Most heartbeats change nothing on the parent: skip the write and its row lock.
+            query = query.where(
+                or_(jobs.c.status != JobStatus.RUNNING.value, jobs.c.attempts < attempt)
+            )
+        return query.values(
+            status=JobStatus.RUNNING.value,
+            started_at=func.coalesce(jobs.c.started_at, now),
+            attempts=self._at_least(attempt),
+            segments_done=jobs.c.segments_done + done,
+        )
+
+    async def _roll_up(
+        self,
+        conn: AsyncConnection,
+        parent_id: str,
+        shard: str,
+        siblings: list[str],
+        status: JobStatus,
+        error: JobError | None,
+        now: datetime,
+    ) -> None:
+        """Ends the parent of a shard that ended with ``status``, when that ends it."""
+        unfinished = update(jobs).where(jobs.c.id == parent_id, jobs.c.status.in_(_UNFINISHED))
+        if status is JobStatus.SUCCEEDED:
+            other = jobs.alias("other")
+            pending = (
+                select(other.c.id)
+                .where(other.c.parent_id == parent_id)
+                .where(other.c.status != JobStatus.SUCCEEDED.value)
+            )
+            await conn.execute(
+                unfinished.where(~pending.exists()).values(status=status.value, finished_at=now)
+            )
+            return
+        prefix = f"shard {siblings.index(shard) + 1}/{len(siblings)}"
+        if error is None and status is JobStatus.FAILED:
+            error = JobError("shard_failed", "failed")
+        ended = await conn.execute(
+            unfinished.values(
+                status=status.value,
+                finished_at=now,
+                error_code=error.code if error else None,
+                error_message=f"{prefix}: {error.message}" if error else None,
+            )
+        )
+        if ended.rowcount == 1:
+            # The other shards' workers learn it at their next heartbeat and stop.
+            await conn.execute(
+                update(jobs)
+                .where(jobs.c.parent_id == parent_id, jobs.c.status.in_(_UNFINISHED))
+                .values(status=JobStatus.CANCELLED.value, finished_at=now)
+            )
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
         async with self._tx() as conn:
@@ -335,6 +482,7 @@ class SqlJobStore:
                 await conn.execute(
                     update(jobs)
                     .where(jobs.c.id == job_id, jobs.c.status == JobStatus.QUEUED.value)
+                    .where(_DISPATCHABLE)
                     .values(
                         status=JobStatus.SUBMITTED.value,
                         attempts=jobs.c.attempts + 1,
@@ -344,18 +492,26 @@ class SqlJobStore:
                     .returning(*jobs.c)
                 )
             ).first()
+            if row is not None and row.parent_id is not None:
+                await conn.execute(self._parent_submitted(row.parent_id, row.attempts, now))
         return _job(row) if row else None
 
     async def claim(self, job_id: str, attempt: int, now: datetime) -> bool:
         async with self._tx() as conn:
-            result = await conn.execute(
-                self._unclaimed(job_id, attempt).values(
-                    status=JobStatus.RUNNING.value,
-                    heartbeat_at=now,
-                    started_at=func.coalesce(jobs.c.started_at, now),
+            row = (
+                await conn.execute(
+                    self._unclaimed(job_id, attempt)
+                    .values(
+                        status=JobStatus.RUNNING.value,
+                        heartbeat_at=now,
+                        started_at=func.coalesce(jobs.c.started_at, now),
+                    )
+                    .returning(jobs.c.parent_id)
                 )
-            )
-        return bool(result.rowcount == 1)
+            ).first()
+            if row is not None and row.parent_id is not None:
+                await conn.execute(self._parent_running(row.parent_id, attempt, now))
+        return row is not None
 
     async def acquire_lease(self, name: str, holder: str, ttl_s: float, now: datetime) -> bool:
         expires = now + timedelta(seconds=ttl_s)
@@ -378,21 +534,27 @@ class SqlJobStore:
 
     async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
         async with self._tx() as conn:
-            result = await conn.execute(
-                self._current(job_id, attempt).values(
-                    heartbeat_at=now,
-                    status=JobStatus.RUNNING.value,
-                    started_at=func.coalesce(jobs.c.started_at, now),
+            beat = (
+                await conn.execute(
+                    self._current(job_id, attempt)
+                    .values(
+                        heartbeat_at=now,
+                        status=JobStatus.RUNNING.value,
+                        started_at=func.coalesce(jobs.c.started_at, now),
+                    )
+                    .returning(jobs.c.parent_id)
                 )
-            )
-            if result.rowcount == 1:
+            ).first()
+            if beat is not None:
+                if beat.parent_id is not None:
+                    await conn.execute(self._parent_running(beat.parent_id, attempt, now))
                 return JobStatus.RUNNING
             row = (
                 await conn.execute(
-                    select(jobs.c.status, jobs.c.attempts).where(jobs.c.id == job_id)
+                    select(jobs.c.status, jobs.c.attempts, jobs.c.shards).where(jobs.c.id == job_id)
                 )
             ).first()
-        if row is None or row.attempts != attempt:
+        if row is None or row.shards or row.attempts != attempt:
             return None
         return JobStatus(row.status)
 
@@ -402,26 +564,43 @@ class SqlJobStore:
         async with self._tx() as conn:
             # The fence and the write share one transaction: the job row stays locked until
             # commit, so a retry cannot slip in between and both attempts write.
-            fenced = await conn.execute(
-                self._current(job_id, attempt).values(
-                    segments_done=jobs.c.segments_done + len(results),
-                    heartbeat_at=now,
-                    status=JobStatus.RUNNING.value,
-                    started_at=func.coalesce(jobs.c.started_at, now),
+            fenced = (
+                await conn.execute(
+                    self._current(job_id, attempt)
+                    .values(
+                        segments_done=jobs.c.segments_done + len(results),
+                        heartbeat_at=now,
+                        status=JobStatus.RUNNING.value,
+                        started_at=func.coalesce(jobs.c.started_at, now),
+                    )
+                    .returning(jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position)
                 )
-            )
-            if fenced.rowcount != 1:
+            ).first()
+            if fenced is None:
                 return False
+            owner = fenced.parent_id or job_id
+            if fenced.parent_id is not None:
+                kept = [r for r in results if fenced.first_position <= r[0] < fenced.end_position]
+                if len(kept) != len(results):
+                    strays = len(results) - len(kept)
+                    await conn.execute(
+                        update(jobs)
+                        .where(jobs.c.id == job_id)
+                        .values(segments_done=jobs.c.segments_done - strays)
+                    )
+                results = kept
             if results:
                 await conn.execute(
                     update(segments)
                     .where(
-                        segments.c.job_id == job_id,
+                        segments.c.job_id == owner,
                         segments.c.position == bindparam("p"),
                     )
                     .values(target=bindparam("t")),
                     [{"p": position, "t": text} for position, text in results],
                 )
+            if fenced.parent_id is not None:
+                await conn.execute(self._parent_running(owner, attempt, now, done=len(results)))
         return True
 
     async def finish(
@@ -433,15 +612,22 @@ class SqlJobStore:
         now: datetime,
     ) -> bool:
         async with self._tx() as conn:
-            result = await conn.execute(
-                self._current(job_id, attempt).values(
-                    status=status.value,
-                    finished_at=now,
-                    error_code=error.code if error else None,
-                    error_message=error.message if error else None,
+            siblings = await self._lock_shards(conn, self._parent_of(job_id))
+            row = (
+                await conn.execute(
+                    self._current(job_id, attempt)
+                    .values(
+                        status=status.value,
+                        finished_at=now,
+                        error_code=error.code if error else None,
+                        error_message=error.message if error else None,
+                    )
+                    .returning(jobs.c.parent_id)
                 )
-            )
-        return result.rowcount == 1
+            ).first()
+            if row is not None and row.parent_id is not None:
+                await self._roll_up(conn, row.parent_id, job_id, siblings, status, error, now)
+        return row is not None
 
     async def requeue(self, job_id: str, attempt: int, now: datetime) -> bool:
         async with self._tx() as conn:
@@ -454,36 +640,61 @@ class SqlJobStore:
 
     async def cancel(self, job_id: str, now: datetime) -> Job | None:
         async with self._tx() as conn:
-            result = await conn.execute(
-                update(jobs)
-                .where(jobs.c.id == job_id, jobs.c.status.in_(_UNFINISHED))
-                .values(status=JobStatus.CANCELLED.value, finished_at=now)
-            )
-            if result.rowcount != 1:
+            await self._lock_shards(conn, job_id)
+            row = (
+                await conn.execute(
+                    update(jobs)
+                    .where(jobs.c.id == job_id, jobs.c.status.in_(_UNFINISHED))
+                    .values(status=JobStatus.CANCELLED.value, finished_at=now)
+                    .returning(*jobs.c)
+                )
+            ).first()
+            if row is None:
                 return None
-            row = (await conn.execute(select(jobs).where(jobs.c.id == job_id))).one()
+            if row.shards:
+                await conn.execute(
+                    update(jobs)
+                    .where(jobs.c.parent_id == job_id, jobs.c.status.in_(_UNFINISHED))
+                    .values(status=JobStatus.CANCELLED.value, finished_at=now)
+                )
         return _job(row)
 
     async def in_status(self, statuses: Sequence[JobStatus]) -> list[Job]:
         query = (
-            select(jobs).where(jobs.c.status.in_([s.value for s in statuses])).order_by(jobs.c.seq)
+            select(jobs)
+            .where(jobs.c.status.in_([s.value for s in statuses]), _DISPATCHABLE)
+            .order_by(jobs.c.seq)
         )
         async with self._read() as conn:
             return [_job(row) for row in await conn.execute(query)]
 
     async def stale(self, heartbeat_before: datetime) -> list[Job]:
         query = select(jobs).where(
-            jobs.c.status == JobStatus.RUNNING.value, jobs.c.heartbeat_at < heartbeat_before
+            jobs.c.status == JobStatus.RUNNING.value,
+            jobs.c.heartbeat_at < heartbeat_before,
+            _DISPATCHABLE,
         )
         async with self._read() as conn:
             return [_job(row) for row in await conn.execute(query)]
 
     async def unclaimed(self, submitted_before: datetime) -> list[Job]:
         query = select(jobs).where(
-            jobs.c.status == JobStatus.SUBMITTED.value, jobs.c.heartbeat_at < submitted_before
+            jobs.c.status == JobStatus.SUBMITTED.value,
+            jobs.c.heartbeat_at < submitted_before,
+            _DISPATCHABLE,
         )
         async with self._read() as conn:
             return [_job(row) for row in await conn.execute(query)]
+
+    async def reroute(self, job_id: str, pool: Pool, now: datetime) -> bool:
+        async with self._tx() as conn:
+            result = await conn.execute(
+                update(jobs)
+                .where(jobs.c.id == job_id, jobs.c.status == JobStatus.QUEUED.value)
+                .where(_DISPATCHABLE)
+                .values(pool=pool.value)
+            )
+        return bool(result.rowcount == 1)
 
     async def resubmit(self, job_id: str, attempt: int, now: datetime) -> bool:
         async with self._tx() as conn:
@@ -554,13 +765,17 @@ class SqlJobStore:
 
     async def purge(self, finished_before: datetime) -> int:
         async with self._tx() as conn:
+            # Only top-level jobs expire; a parent takes its shards with it.
             ids = select(jobs.c.id).where(
-                jobs.c.status.in_(_FINISHED), jobs.c.finished_at < finished_before
+                jobs.c.status.in_(_FINISHED),
+                jobs.c.finished_at < finished_before,
+                jobs.c.parent_id.is_(None),
             )
             doomed = [row.id for row in await conn.execute(ids)]
             if doomed:
                 await conn.execute(delete(segments).where(segments.c.job_id.in_(doomed)))
                 await conn.execute(delete(documents).where(documents.c.job_id.in_(doomed)))
+                await conn.execute(delete(jobs).where(jobs.c.parent_id.in_(doomed)))
                 await conn.execute(delete(jobs).where(jobs.c.id.in_(doomed)))
             await conn.execute(
                 delete(relay_requests).where(
@@ -607,7 +822,7 @@ class SqlJobStore:
         return int(result.rowcount)
 
     async def counts(self, pool: Pool | None = None) -> dict[JobStatus, int]:
-        query = select(jobs.c.status, func.count()).group_by(jobs.c.status)
+        query = select(jobs.c.status, func.count()).where(_DISPATCHABLE).group_by(jobs.c.status)
         if pool is not None:
             query = query.where(jobs.c.pool == pool.value)
         async with self._read() as conn:

@@ -14,6 +14,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    text,
 )
 
 metadata = MetaData()
@@ -43,8 +44,14 @@ jobs = Table(
     Column("heartbeat_at", DateTime(timezone=True)),
     Column("error_code", String(64)),
     Column("error_message", Text),
+    # A shard is a job row too; its parent holds the segments (see ``Job``).
+    Column("parent_id", String(32)),
+    Column("first_position", Integer),
+    Column("end_position", Integer),
+    Column("shards", Integer, nullable=False, default=0, server_default=text("0")),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
+    Index("ix_jobs_parent_id", "parent_id"),
 )
 
 documents = Table(

@@ -2,6 +2,11 @@
 workers' completions, and retries (or fails) jobs whose heartbeats stop. It also relays
 requests between services (``dragoman.relay``).
 
+Dispatch groups small waiting jobs of one pair and engine into one message (one engine
+batch on one worker), sends work to an idle worker that has its model warm when the worker
+registry knows one (else to the pool's queue), and moves GPU jobs to the CPU pool when no
+GPU worker is there to take them.
+
 Its state is the store's: in-flight jobs are rows with a heartbeat deadline, so a restarted
 watchdog adopts every open job. The in-memory ``_in_flight`` map only mirrors the store for
 capacity accounting and the queue only orders the store's queued jobs; both are rebuilt from
@@ -16,13 +21,15 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from dragoman.bus import WATCHDOG_QUEUE, Bus, Message, work_queue
+from dragoman.bus import WATCHDOG_QUEUE, Bus, Message, work_queue, worker_queue
 from dragoman.clock import Clock
 from dragoman.errors import TransientError
+from dragoman.metrics import Metrics
 from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool, Priority
-from dragoman.service.queue import BatchRequestsQueue, Waiting
+from dragoman.scaling import WorkerInfo
+from dragoman.service.queue import BatchRequestsQueue, Waiting, model_key
 from dragoman.settings import Settings
 from dragoman.store import JobStore
 from dragoman.watchdog.relay import Relay
@@ -34,6 +41,7 @@ log = logging.getLogger(__name__)
 class _Flight:
     pool: Pool
     attempt: int
+    slot: str  # the jobs sent in one message share a slot: one worker's capacity
     since: float = field(default_factory=time.monotonic)
 
 
@@ -48,6 +56,7 @@ class Watchdog:
         clock: Clock,
         on_dispatch: Callable[[], None] = lambda: None,
         reload_each_sweep: bool = True,
+        metrics: Metrics | None = None,
     ) -> None:
         # Jobs reach the queue by notices over the bus, which can be lost; an in-process
         # intake cannot lose them, so the store's queued jobs are read once, at start.
@@ -59,6 +68,12 @@ class Watchdog:
         self._queue = queue
         self._clock = clock
         self._in_flight: dict[str, _Flight] = {}
+        self._metrics = metrics or Metrics()
+        # The worker registry as of the last sweep, and when each worker was last sent
+        # work directly (it counts as busy until its next registration says otherwise).
+        self._workers: dict[Pool, list[WorkerInfo]] = {pool: [] for pool in Pool}
+        self._routed_at: dict[str, datetime] = {}
+        self._route_counts: dict[Pool, list[int]] = {pool: [0, 0] for pool in Pool}  # warm, all
         self._wakeup = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.relay = Relay(
@@ -68,7 +83,8 @@ class Watchdog:
     # -- capacity -------------------------------------------------------------------------
 
     def in_flight(self, pool: Pool) -> int:
-        return sum(1 for flight in self._in_flight.values() if flight.pool is pool)
+        """Messages in flight in ``pool``: a batch of jobs takes one worker."""
+        return len({flight.slot for flight in self._in_flight.values() if flight.pool is pool})
 
     def _has_room(self, pool: Pool) -> bool:
         return self.in_flight(pool) < self._settings.max_workers(pool)
@@ -77,31 +93,94 @@ class Watchdog:
         self._wakeup.set()
 
     async def dispatch(self) -> int:
-        """Submits queued jobs while each pool has room; returns how many."""
+        """Submits queued jobs while each pool has room; returns how many messages."""
+        await self._fall_back()
         sent = 0
         for pool in Pool:
             while self._has_room(pool):
                 waiting = self._queue.pop(pool)
                 if waiting is None:
                     break
-                if await self._submit(waiting):
+                if await self._submit([waiting, *self._batch_mates(waiting)]):
                     sent += 1
         if sent:
             self._on_dispatch()
         return sent
 
-    async def _submit(self, waiting: Waiting) -> bool:
-        job = await self._store.mark_submitted(waiting.job_id, self._clock.now())
-        if job is None:  # cancelled while it waited
+    def _batch_mates(self, first: Waiting) -> list[Waiting]:
+        limit = self._settings.batch_jobs - 1
+        room = self._settings.chunk_size(first.pool)
+        if limit < 1 or first.alone or not first.batch_key or first.segments >= room:
+            return []
+        return self._queue.take_batch(first, limit=limit, max_segments=room)
+
+    async def _fall_back(self) -> None:
+        """GPU jobs go to the CPU pool once they have waited ``gpu_fallback_s`` with no
+        GPU worker registered (none configured, none started, all gone)."""
+        if self._workers[Pool.GPU]:
+            return
+        patience = self._settings.gpu_fallback_s
+        for waiting in self._queue.waiting(Pool.GPU):
+            if time.monotonic() - waiting.since < patience:
+                continue
+            self._queue.remove(waiting.job_id)
+            if await self._store.reroute(waiting.job_id, Pool.CPU, self._clock.now()):
+                self._queue.push(waiting.moved_to(Pool.CPU))
+                self._metrics.gpu_fallbacks.inc()
+                log.info("job %s moved to the CPU pool: no GPU worker", waiting.job_id)
+
+    async def _submit(self, group: list[Waiting]) -> bool:
+        jobs: list[Job] = []
+        for waiting in group:
+            job = await self._store.mark_submitted(waiting.job_id, self._clock.now())
+            if job is not None:  # else cancelled while it waited
+                jobs.append(job)
+        if not jobs:
             return False
-        self._in_flight[job.id] = _Flight(job.pool, job.attempts)
+        slot = jobs[0].id
+        self._metrics.jobs_per_message.labels(jobs[0].pool).observe(len(jobs))
+        for job in jobs:
+            self._in_flight[job.id] = _Flight(job.pool, job.attempts, slot)
         # Committed first, published second: if the publish is lost (a crash, the broker
-        # down), the job stays submitted and unclaimed, and the sweep publishes it again.
-        await self._publish_work(job)
-        log.info("job %s submitted to pool %s (attempt %d)", job.id, job.pool, job.attempts)
+        # down), the jobs stay submitted and unclaimed, and the sweep publishes them again.
+        body: Message = (
+            {"job_id": jobs[0].id, "attempt": jobs[0].attempts}
+            if len(jobs) == 1
+            else {"jobs": [{"job_id": job.id, "attempt": job.attempts} for job in jobs]}
+        )
+        worker = await self._route(jobs[0], body)
+        for job in jobs:
+            log.info(
+                "job %s submitted to %s (attempt %d%s)",
+                job.id,
+                f"worker {worker}" if worker else f"pool {job.pool}",
+                job.attempts,
+                f", batch of {len(jobs)}" if len(jobs) > 1 else "",
+            )
         return True
 
+    async def _route(self, job: Job, body: Message) -> str | None:
+        """Sends ``body`` to an idle worker with the job's model warm, else to the pool's
+        queue; returns the worker's name when routed."""
+        key = model_key(job)
+        now = self._clock.now()
+        for worker in self._workers[job.pool]:
+            routed = self._routed_at.get(worker.id)
+            sent_since = routed is not None and (
+                worker.last_seen is None or routed >= worker.last_seen
+            )
+            if worker.busy or sent_since or key not in worker.warm_pairs:
+                continue
+            if await self._bus.publish_private(worker_queue(worker.id), body):
+                self._routed_at[worker.id] = now
+                self._count_route(job.pool, warm=True)
+                return worker.id
+        await self._bus.publish(work_queue(job.pool), body)
+        self._count_route(job.pool, warm=False)
+        return None
+
     async def _publish_work(self, job: Job) -> None:
+        """Publishes one job on its pool's queue (the republishing path)."""
         await self._bus.publish(work_queue(job.pool), {"job_id": job.id, "attempt": job.attempts})
 
     async def republish(self, jobs: list[Job]) -> int:
@@ -122,7 +201,7 @@ class Watchdog:
         added = 0
         for job in await self._store.in_status([JobStatus.QUEUED]):
             if job.id not in self._queue:
-                self._queue.push(Waiting(job.id, job.pool, job.priority, job.tenant))
+                self._queue.push(Waiting.of(job))
                 added += 1
         return added
 
@@ -142,6 +221,9 @@ class Watchdog:
                     Pool(message["pool"]),
                     Priority(message["priority"]),
                     message.get("tenant"),
+                    batch_key=str(message.get("batch_key", "")),
+                    segments=int(message.get("segments", 0)),
+                    alone=bool(message.get("alone", False)),
                 )
             )
             self.wake()
@@ -177,7 +259,7 @@ class Watchdog:
             if await self._store.requeue(job_id, attempt, now):
                 job = await self._store.get(job_id)
                 if job is not None:
-                    self._queue.push(Waiting(job.id, job.pool, job.priority, job.tenant))
+                    self._queue.push(Waiting.of(job))
                 log.info(
                     "job %s will be retried after attempt %d: %s", job_id, attempt, error.message
                 )
@@ -203,13 +285,38 @@ class Watchdog:
         await self.relay.sweep()
         if self._reload_each_sweep:
             await self.reload()
+        await self._refresh_workers(now)
         began = time.monotonic()
         flying = await self._store.in_status(sorted(IN_FLIGHT))
         # Keep what was dispatched while the query ran: the snapshot cannot know it yet.
-        recent = {k: v for k, v in self._in_flight.items() if v.since >= began}
-        self._in_flight = {job.id: _Flight(job.pool, job.attempts) for job in flying}
+        known = self._in_flight
+        recent = {k: v for k, v in known.items() if v.since >= began}
+        self._in_flight = {}
+        for job in flying:
+            flight = known.get(job.id)
+            slot = flight.slot if flight is not None and flight.attempt == job.attempts else job.id
+            self._in_flight[job.id] = _Flight(job.pool, job.attempts, slot)
         self._in_flight.update(recent)
         self.wake()
+
+    async def _refresh_workers(self, now: datetime) -> None:
+        seen_after = now - timedelta(seconds=self._settings.worker_ttl_s)
+        for pool in Pool:
+            self._workers[pool] = await self._store.live_workers(pool, seen_after)
+        live = {worker.id for workers in self._workers.values() for worker in workers}
+        self._routed_at = {k: v for k, v in self._routed_at.items() if k in live}
+
+    def _count_route(self, pool: Pool, warm: bool) -> None:
+        counts = self._route_counts[pool]
+        counts[0] += warm
+        counts[1] += 1
+        self._metrics.routed.labels(pool, "warm" if warm else "cold").inc()
+        self._metrics.routing_hit_ratio.labels(pool).set(counts[0] / counts[1])
+
+    def hit_ratio(self, pool: Pool) -> float | None:
+        """Share of this pool's messages that went to a worker with the model warm."""
+        warm, total = self._route_counts[pool]
+        return warm / total if total else None
 
     # -- lifecycle ------------------------------------------------------------------------
 

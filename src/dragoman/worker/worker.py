@@ -1,9 +1,12 @@
-"""BatchWorker: one job at a time, from its pool's queue.
+"""BatchWorker: one message at a time from its pool's queue (or its private queue, where
+the watchdog routes work whose model this worker has warm).
 
-For each job: translate the segments still missing in chunks, commit each chunk's results
-(fenced by the attempt), heartbeat all along, report the outcome to the watchdog, **then**
-ack. A crash before the ack leaves the message to be redelivered; the chunks already
-committed are not translated again.
+A message names one job (or shard), or several small jobs of one pair and engine that run
+as one engine batch. For each job: translate the segments still missing in chunks, commit
+each job's results (fenced by its attempt), heartbeat every job all along, report each
+outcome to the watchdog, **then** ack. A crash before the ack leaves the message to be
+redelivered; the chunks already committed are not translated again. Jobs of one batch keep
+apart: their own results, progress, heartbeats, status and cancellation.
 """
 
 from __future__ import annotations
@@ -12,10 +15,11 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from dragoman.bus import WATCHDOG_QUEUE, Bus, Delivery, work_queue
+from dragoman.bus import WATCHDOG_QUEUE, Bus, Delivery, work_queue, worker_queue
 from dragoman.clock import Clock
 from dragoman.engines import Pair
 from dragoman.engines.registry import Engines
@@ -31,7 +35,29 @@ T = TypeVar("T")
 
 
 class _Stopped(Exception):
-    """The attempt is no longer current (cancelled, or retried elsewhere)."""
+    """No attempt of the batch is current any more (cancelled, or retried elsewhere)."""
+
+
+@dataclass(slots=True)
+class _Unit:
+    """One job's attempt inside the message being worked on."""
+
+    job: Job
+    attempt: int
+    stopped: bool = False
+
+
+def parse_units(body: dict[str, Any]) -> list[tuple[str, int]]:
+    """``{"job_id", "attempt"}`` or ``{"jobs": [{"job_id", "attempt"}, ...]}``; raises
+    ``ValueError`` on anything else."""
+    try:
+        items = body.get("jobs", [body])
+        units = [(str(item["job_id"]), int(item["attempt"])) for item in items]
+    except (KeyError, ValueError, TypeError) as exc:
+        raise ValueError(f"malformed work message {body!r}") from exc
+    if not units:
+        raise ValueError(f"work message without jobs {body!r}")
+    return units
 
 
 class BatchWorker:
@@ -64,7 +90,10 @@ class BatchWorker:
         broker that goes away only pauses it."""
         while not self._draining.is_set():
             try:
-                async for delivery in self._bus.consume(work_queue(self.pool)):
+                deliveries = self._bus.consume(
+                    work_queue(self.pool), private=worker_queue(self.name)
+                )
+                async for delivery in deliveries:
                     self._holding = True
                     try:
                         await self._settle(delivery)
@@ -78,14 +107,13 @@ class BatchWorker:
             await asyncio.sleep(self._settings.heartbeat_interval_s)
 
     async def _settle(self, delivery: Delivery) -> None:
-        body = delivery.body
         try:
-            job_id, attempt = str(body["job_id"]), int(body["attempt"])
-        except (KeyError, ValueError, TypeError):
-            log.error("worker %s: malformed message %r dead-lettered", self.name, body)
+            units = parse_units(delivery.body)
+        except ValueError:
+            log.error("worker %s: malformed message %r dead-lettered", self.name, delivery.body)
             await delivery.reject()
             return
-        await self.process(job_id, attempt)
+        await self.process_many(units)
         await delivery.ack()
 
     @property
@@ -101,16 +129,25 @@ class BatchWorker:
             await task
 
     async def process(self, job_id: str, attempt: int) -> None:
-        job = await self._stored(self._store.get, job_id)
-        if job is None or job.status not in IN_FLIGHT or job.attempts != attempt:
-            log.info("worker %s: skipping stale message for job %s", self.name, job_id)
+        await self.process_many([(job_id, attempt)])
+
+    async def process_many(self, units: Sequence[tuple[str, int]]) -> None:
+        """Works on the given attempts as one batch, then reports each outcome."""
+        current: list[_Unit] = []
+        for job_id, attempt in units:
+            job = await self._stored(self._store.get, job_id)
+            if job is None or job.status not in IN_FLIGHT or job.attempts != attempt:
+                log.info("worker %s: skipping stale message for job %s", self.name, job_id)
+                continue
+            current.append(_Unit(job, attempt))
+        if not current:
             return
-        self.busy_with = job_id
+        self.busy_with = current[0].job.id
         try:
-            outcome = await self._attempt(job, attempt)
+            outcomes = await self._attempt(current)
         finally:
             self.busy_with = None
-        if outcome is not None:
+        for outcome in outcomes:
             await self._report(outcome)
 
     async def _report(self, outcome: dict[str, Any]) -> None:
@@ -137,32 +174,67 @@ class BatchWorker:
                 await asyncio.sleep(pause)
                 waited += pause
 
-    async def _attempt(self, job: Job, attempt: int) -> dict[str, Any] | None:
-        report: dict[str, Any] = {"job_id": job.id, "attempt": attempt}
-        # Claiming makes deliveries at-least-once safe: a redelivered message of an attempt
-        # that a worker already holds (a broker restart, RabbitMQ's consumer_timeout) is
-        # dropped; a silent holder is the watchdog's to retry with a new attempt.
-        if not await self._stored(self._store.claim, job.id, attempt, self._clock.now()):
+    async def _claimed(self, units: list[_Unit]) -> tuple[list[_Unit], list[dict[str, Any]]]:
+        """The units this worker now holds, and reports for those cancelled meanwhile."""
+        held: list[_Unit] = []
+        reports: list[dict[str, Any]] = []
+        now = self._clock.now()
+        for unit in units:
+            job = unit.job
+            # Claiming makes deliveries at-least-once safe: a redelivered message of an
+            # attempt that a worker already holds (a broker restart, RabbitMQ's
+            # consumer_timeout) is dropped; a silent holder is the watchdog's to retry.
+            if await self._stored(self._store.claim, job.id, unit.attempt, now):
+                held.append(unit)
+                continue
             current = await self._stored(self._store.get, job.id)
             if current is not None and current.status is JobStatus.CANCELLED:
-                return {**report, "status": JobStatus.CANCELLED.value}
-            log.info("job %s attempt %d is claimed already; delivery dropped", job.id, attempt)
-            return None
-        log.info("job %s running on worker %s (attempt %d)", job.id, self.name, attempt)
-        work = asyncio.create_task(self._translate(job, attempt))
-        beats = asyncio.create_task(self._heartbeat(job.id, attempt, work))
+                reports.append(self._outcome(unit, JobStatus.CANCELLED))
+            else:
+                log.info("job %s attempt %d is claimed already; dropped", job.id, unit.attempt)
+        return held, reports
+
+    @staticmethod
+    def _outcome(unit: _Unit, status: JobStatus) -> dict[str, Any]:
+        return {"job_id": unit.job.id, "attempt": unit.attempt, "status": status.value}
+
+    async def _attempt(self, units: list[_Unit]) -> list[dict[str, Any]]:
+        held, reports = await self._claimed(units)
+        if not held:
+            return reports
+        for unit in held:
+            log.info(
+                "job %s running on worker %s (attempt %d, %d in batch)",
+                unit.job.id,
+                self.name,
+                unit.attempt,
+                len(held),
+            )
+        work = asyncio.create_task(self._translate(held))
+        beats = asyncio.create_task(self._heartbeat(held, work))
         try:
             await work
-            return {**report, "status": JobStatus.SUCCEEDED.value}
+            return reports + [
+                self._outcome(u, JobStatus.CANCELLED if u.stopped else JobStatus.SUCCEEDED)
+                for u in held
+            ]
         except _Stopped:
-            return {**report, "status": JobStatus.CANCELLED.value}
+            return reports + [self._outcome(u, JobStatus.CANCELLED) for u in held]
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
-                raise  # this worker is being shut down, not the job cancelled
-            return {**report, "status": JobStatus.CANCELLED.value}
+                raise  # this worker is being shut down, not the jobs cancelled
+            return reports + [self._outcome(u, JobStatus.CANCELLED) for u in held]
         except Exception as exc:
-            return {**report, **self._failure(job.id, attempt, exc)}
+            # One job's bad segment would fail its batch mates: a batch's failure is
+            # retried, and the watchdog runs retried jobs alone.
+            alone = len(held) == 1
+            return reports + [
+                self._outcome(u, JobStatus.CANCELLED)
+                if u.stopped
+                else {**self._outcome(u, JobStatus.FAILED), **self._failure(u, exc, alone)}
+                for u in held
+            ]
         finally:
             # Both tasks end here, not in the background: a translation cut short must hand
             # its pipeline back before the engine is closed or the next job starts.
@@ -172,7 +244,8 @@ class BatchWorker:
                 await asyncio.gather(work, beats, return_exceptions=True)
 
     @staticmethod
-    def _failure(job_id: str, attempt: int, exc: Exception) -> dict[str, Any]:
+    def _failure(unit: _Unit, exc: Exception, alone: bool) -> dict[str, Any]:
+        job_id, attempt = unit.job.id, unit.attempt
         if isinstance(exc, DragomanError):
             code, message = exc.code, exc.message
         else:
@@ -180,7 +253,7 @@ class BatchWorker:
             code, message = "internal_error", f"{type(exc).__name__}: {exc}"
         # Bad input fails at once; an engine or unexpected fault may be the process's rather
         # than the job's, so the watchdog retries it while attempts remain.
-        retryable = not isinstance(exc, ClientError)
+        retryable = not (alone and isinstance(exc, ClientError))
         log.warning("job %s attempt %d failed: %s", job_id, attempt, message)
         return {
             "status": JobStatus.FAILED.value,
@@ -188,31 +261,58 @@ class BatchWorker:
             "error": {"code": code, "message": message},
         }
 
-    async def _translate(self, job: Job, attempt: int) -> None:
-        pair = Pair(job.source_lang, job.target_lang)
-        pending = await self._stored(self._store.sources, job.id)
-        size = self._settings.chunk_segments
+    async def _translate(self, units: list[_Unit]) -> None:
+        first = units[0].job
+        engine, pair = first.engine, Pair(first.source_lang, first.target_lang)
+        pending: list[tuple[_Unit, int, str]] = []
+        for unit in units:
+            for position, text in await self._stored(self._store.sources, unit.job.id):
+                pending.append((unit, position, text))
+        size = self._settings.chunk_size(self.pool)
         for start in range(0, len(pending), size):
-            chunk = pending[start : start + size]
+            chunk = [item for item in pending[start : start + size] if not item[0].stopped]
+            if not chunk:
+                continue
             began = time.perf_counter()
-            texts = await self._engines.translate(job.engine, pair, [text for _, text in chunk])
-            self._metrics.observe_batch(job.engine, len(chunk), time.perf_counter() - began)
-            results = [(pos, out) for (pos, _), out in zip(chunk, texts, strict=True)]
-            written = await self._stored(
-                self._store.write_results, job.id, attempt, results, self._clock.now()
-            )
-            if not written:
+            texts = await self._engines.translate(engine, pair, [text for _, _, text in chunk])
+            self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
+            per_unit: dict[int, list[tuple[int, str]]] = {}
+            for (unit, position, _), out in zip(chunk, texts, strict=True):
+                per_unit.setdefault(id(unit), []).append((position, out))
+            for unit in units:
+                results = per_unit.get(id(unit))
+                if not results or unit.stopped:
+                    continue
+                written = await self._stored(
+                    self._store.write_results,
+                    unit.job.id,
+                    unit.attempt,
+                    results,
+                    self._clock.now(),
+                )
+                if not written:
+                    unit.stopped = True
+                    continue
+                self._metrics.segments_translated.labels(engine, self.pool).inc(len(results))
+            if all(unit.stopped for unit in units):
                 raise _Stopped
-            self._metrics.segments_translated.labels(job.engine, self.pool).inc(len(chunk))
 
-    async def _heartbeat(self, job_id: str, attempt: int, work: asyncio.Task[None]) -> None:
-        """Beats until the work ends; cancels the work when the attempt stops being current."""
+    async def _heartbeat(self, units: list[_Unit], work: asyncio.Task[None]) -> None:
+        """Beats for each job until the work ends; a job whose attempt stops being current
+        drops out of the batch, and the work is cancelled when none is left."""
         while not work.done():
             await asyncio.sleep(self._settings.heartbeat_interval_s)
-            try:
-                status = await self._store.heartbeat(job_id, attempt, self._clock.now())
-            except DragomanError:
-                continue  # the store is down; the next beat retries
-            if status is not JobStatus.RUNNING:
+            for unit in units:
+                if unit.stopped:
+                    continue
+                try:
+                    status = await self._store.heartbeat(
+                        unit.job.id, unit.attempt, self._clock.now()
+                    )
+                except DragomanError:
+                    break  # the store is down; the next beat retries
+                if status is not JobStatus.RUNNING:
+                    unit.stopped = True
+            if all(unit.stopped for unit in units):
                 work.cancel()
                 return
