@@ -20,6 +20,9 @@ import pytest
 
 from dragoman.engines import Pair
 from dragoman.engines.apertium import ApertiumEngine
+from dragoman.models import JobStatus
+from dragoman.settings import Settings
+from dragoman.store.sql import SqlJobStore
 from tests.conftest import CORPUS_DIR
 from tests.integration.cluster import Cluster, Process, client, wait_for
 from tests.integration.conftest import MODES_DIR
@@ -249,3 +252,48 @@ def test_sigterm_lets_a_busy_worker_finish_its_job_and_exit_0(cluster: Cluster) 
     for process in (api, watchdog):
         process.signal(signal.SIGTERM)
         assert process.wait(30) == 0, process.text()
+
+
+def test_a_shard_lost_to_a_killed_worker_is_retried_alone(tmp_path: Path) -> None:
+    reference()
+    lines = corpus()
+    segments = [lines[k % len(lines)] for k in range(2400)]
+    cluster = Cluster(tmp_path, DRAGOMAN_SHARD_SEGMENTS="600")
+    try:
+        api = cluster.api()
+        cluster.watchdog()
+        victim, survivor = cluster.worker(), cluster.worker()
+        body = {
+            "source_lang": "en",
+            "target_lang": "es",
+            "documents": [{"name": "big.txt", "segments": segments}],
+        }
+        with client(api) as http:
+            response = http.post("/v1/jobs", json=body)
+        assert response.status_code == 202, response.text
+        job_id = response.json()["id"]
+        wait_for(lambda: "running on worker" in victim.text(), 60, "the victim to take a shard")
+        victim.signal(signal.SIGKILL)
+        wait_for(lambda: job(api, job_id)["status"] == "succeeded", 120, "the sharded job")
+        with client(api) as http:
+            result = http.get(f"/v1/jobs/{job_id}/result").json()
+        expected = reference()
+        assert result["documents"][0]["segments"] == [expected[line] for line in segments]
+        state = job(api, job_id)
+        assert state["segments_total"] == state["segments_done"] == 2400
+        assert state["attempts"] == 2
+        shards = asyncio.run(shards_of(cluster.database_url, job_id))
+        # Only the shard the victim held ran twice; the others once, on either worker.
+        assert sorted(shard.attempts for shard in shards) == [1, 1, 1, 2]
+        assert "running on worker" in survivor.text()
+    finally:
+        cluster.close()
+
+
+async def shards_of(database_url: str, job_id: str) -> list[Any]:
+    store = SqlJobStore(Settings(database_url=database_url).resolved_database_url)
+    await store.open()
+    try:
+        return [job for job in await store.in_status(list(JobStatus)) if job.parent_id == job_id]
+    finally:
+        await store.close()
