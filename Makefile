@@ -8,9 +8,15 @@ APERTIUM_PACKAGES := apertium apertium-eng-spa apertium-fr-es apertium-eng-cat a
 
 .PHONY: run test lint typecheck pytest apertium venv bench clean
 
+# PyTorch first, pinned: a looser requirement lets pip pick the newest CUDA build, gigabytes
+# that a CPU-only machine never uses. Elsewhere, for the CPU build, run for example
+# make TORCH="torch --index-url https://download.pytorch.org/whl/cpu"
+TORCH ?= torch==2.13.0
+
 $(BIN)/dragoman: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet $(TORCH)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 

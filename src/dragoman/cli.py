@@ -254,6 +254,45 @@ def jobs(
     Console().print(table)
 
 
+models_app = typer.Typer(help="Neural models on disk (DRAGOMAN_MODELS_DIR).", no_args_is_help=True)
+app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def models_list(
+    models_dir: Annotated[Path | None, typer.Option(help="Default: DRAGOMAN_MODELS_DIR")] = None,
+) -> None:
+    """The pairs each engine serves, the pair's default engine first."""
+    from dragoman.services import default_engines
+
+    settings = _settings(models_dir=models_dir)
+    table = Table("pair", "engines")
+    for pair, names in default_engines(settings).languages():
+        table.add_row(str(pair), ", ".join(names))
+    Console().print(table)
+
+
+@models_app.command("tiny")
+def models_tiny(
+    models_dir: Annotated[Path, typer.Argument(help="Where to write <pair>/<engine>/")],
+    corpus_dir: Annotated[
+        Path, typer.Option(help="Folder with en_licenses.txt and fr_seed.txt")
+    ] = Path("../shared/corpus"),
+) -> None:
+    """Build a tiny random en-fr model for both neural engines (for trying the neural path
+    out and for tests; its translations are nonsense)."""
+    from dragoman.engines.tiny import build_tiny_models
+
+    _logging()
+    built = build_tiny_models(
+        models_dir,
+        source_corpus=corpus_dir / "en_licenses.txt",
+        target_corpus=corpus_dir / "fr_seed.txt",
+    )
+    for engine, path in built.items():
+        console.print(f"{engine}: {path}")
+
+
 def main() -> None:
     app()
 

@@ -38,6 +38,13 @@ class EmbeddedService(ApiService):
         clock: Clock | None = None,
     ) -> None:
         super().__init__(settings, engines=engines, store=store, bus=bus, clock=clock)
+        # In-process GPU workers get engines of their own on the GPU; engines given by the
+        # caller serve both pools.
+        self._gpu_engines: Engines | None = (
+            None
+            if engines is not None or settings.gpu_max_workers == 0
+            else default_engines(settings, Pool.GPU)
+        )
         self.controllers = {
             pool: InProcessController(
                 functools.partial(self._make_worker, pool=pool),
@@ -63,6 +70,11 @@ class EmbeddedService(ApiService):
     def workers(self) -> list[BatchWorker]:
         return [worker for controller in self.controllers.values() for worker in controller.workers]
 
+    def _pool_engines(self, pool: Pool) -> Engines:
+        if pool is Pool.GPU and self._gpu_engines is not None:
+            return self._gpu_engines
+        return self.engines
+
     def _make_worker(self, name: str, pool: Pool) -> BatchWorker:
         return BatchWorker(
             name=name,
@@ -70,7 +82,7 @@ class EmbeddedService(ApiService):
             settings=self.settings,
             store=self.store,
             bus=self.bus,
-            engines=self.engines,
+            engines=self._pool_engines(pool),
             clock=self.clock,
             metrics=self.metrics,
         )
@@ -79,7 +91,7 @@ class EmbeddedService(ApiService):
         return Registration(
             worker,
             store=self.store,
-            engines=self.engines,
+            engines=self._pool_engines(worker.pool),
             clock=self.clock,
             host=self.settings.worker_host,
             interval_s=self.settings.heartbeat_interval_s,
@@ -139,6 +151,8 @@ class EmbeddedService(ApiService):
         await self.watchdog.stop()
         await self.batcher.close()
         await self.engines.close()
+        if self._gpu_engines is not None:
+            await self._gpu_engines.close()
         await self._close()
 
     def refresh_gauges(self) -> None:

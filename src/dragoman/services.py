@@ -21,7 +21,11 @@ from datetime import timedelta
 
 from dragoman.bus import Bus, open_bus
 from dragoman.clock import Clock, SystemClock
+from dragoman.engines import Engine
 from dragoman.engines.apertium import ApertiumEngine
+from dragoman.engines.ct2 import CTranslate2Engine
+from dragoman.engines.hf import TransformersEngine
+from dragoman.engines.models import ModelCache
 from dragoman.engines.registry import Engines
 from dragoman.errors import TransientError
 from dragoman.metrics import Metrics
@@ -44,18 +48,42 @@ WATCHDOG_LEASE = "watchdog"
 WorkerSource = Callable[[], Awaitable[list[WorkerInfo]]]
 
 
-def default_engines(settings: Settings) -> Engines:
-    return Engines(
-        [
-            ApertiumEngine(
-                settings.apertium_modes_dir,
-                pipelines_per_pair=settings.apertium_pipelines_per_pair,
-                max_uses=settings.apertium_max_uses,
-                read_timeout_s=settings.apertium_read_timeout_s,
-                idle_shutdown_s=settings.apertium_idle_shutdown_s,
-            )
-        ]
-    )
+def default_engines(settings: Settings, pool: Pool = Pool.CPU) -> Engines:
+    """The engines of one process, the pair's default first (``engine_order``). Neural
+    models load on first use, on the CPU for the CPU pool and on ``gpu_device`` for the GPU
+    pool, into one cache per process under ``model_memory_mb``."""
+    on_cpu = pool is Pool.CPU
+    device = "cpu" if on_cpu else settings.gpu_device
+    cache = ModelCache(settings.model_memory_mb * 2**20)
+    built: dict[str, Engine] = {
+        "ctranslate2": CTranslate2Engine(
+            settings.models_dir,
+            cache=cache,
+            device=device,
+            compute_type=settings.ct2_compute_type if on_cpu else settings.ct2_gpu_compute_type,
+            threads=settings.neural_threads,
+            batch_tokens=settings.neural_batch_tokens,
+            max_output_tokens=settings.neural_max_output_tokens,
+        ),
+        "transformers": TransformersEngine(
+            settings.models_dir,
+            cache=cache,
+            device=device,
+            dtype="float32" if on_cpu else settings.transformers_gpu_dtype,
+            batch_tokens=settings.neural_batch_tokens,
+            max_output_tokens=settings.neural_max_output_tokens,
+        ),
+        "apertium": ApertiumEngine(
+            settings.apertium_modes_dir,
+            pipelines_per_pair=settings.apertium_pipelines_per_pair,
+            max_uses=settings.apertium_max_uses,
+            read_timeout_s=settings.apertium_read_timeout_s,
+            idle_shutdown_s=settings.apertium_idle_shutdown_s,
+        ),
+    }
+    order = [name for name in settings.engine_preference if name in built]
+    order += [name for name in built if name not in order]
+    return Engines(built[name] for name in order)
 
 
 class _Base:
@@ -220,7 +248,7 @@ class WorkerService(_Base):
     ) -> None:
         super().__init__(settings, store=store, bus=bus, clock=clock)
         self.pool = pool
-        self.engines = engines or default_engines(settings)
+        self.engines = engines or default_engines(settings, pool)
         self.worker = BatchWorker(
             name=f"{pool}-{settings.worker_host}-{os.getpid()}",
             pool=pool,

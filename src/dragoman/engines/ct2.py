@@ -1,0 +1,151 @@
+"""CTranslate2 models: OPUS-MT conversions and unpacked Argos Translate packages.
+
+Two layouts of a model directory are recognised:
+
+- ``ct2-transformers-converter`` output (OPUS-MT): ``model.bin`` with ``source.spm`` and
+  ``target.spm``, or one ``sentencepiece.model`` for both sides. Marian models were trained
+  on sources ending in ``</s>`` and the converter does not add it, so the engine appends it.
+- An Argos Translate package: ``model/`` (the CTranslate2 model) and ``sentencepiece.model``.
+  These OpenNMT-py models were trained on plain SentencePiece pieces, and argos-translate
+  feeds them nothing else, so neither does the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dragoman.engines import Pair
+from dragoman.engines.models import ModelCache, ModelHost
+from dragoman.errors import EngineError
+
+_EOS = "</s>"
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    model: Path
+    source_spm: Path
+    target_spm: Path
+    append_eos: bool
+
+
+def detect_layout(model_dir: Path) -> Layout:
+    """Where the model and its SentencePiece models are, or ``EngineError`` naming the dir."""
+    if (model_dir / "model.bin").is_file():
+        for source, target in (("source.spm", "target.spm"), ("sentencepiece.model",) * 2):
+            if (model_dir / source).is_file() and (model_dir / target).is_file():
+                return Layout(model_dir, model_dir / source, model_dir / target, append_eos=True)
+        raise EngineError(
+            f"{model_dir} has a model.bin but neither source.spm and target.spm"
+            " nor sentencepiece.model"
+        )
+    spm = model_dir / "sentencepiece.model"
+    if (model_dir / "model" / "model.bin").is_file() and spm.is_file():
+        return Layout(model_dir / "model", spm, spm, append_eos=False)
+    raise EngineError(
+        f"{model_dir} is neither a CTranslate2 model (model.bin) nor an Argos Translate"
+        " package (model/ and sentencepiece.model)"
+    )
+
+
+@dataclass(slots=True)
+class Ct2Model:
+    translator: Any  # ctranslate2.Translator; the package has no type hints
+    source: Any  # sentencepiece.SentencePieceProcessor
+    target: Any
+    append_eos: bool
+
+    def encode(self, text: str, max_tokens: int) -> list[str]:
+        pieces: list[str] = self.source.encode(text, out_type=str)
+        if self.append_eos:
+            return [*pieces[: max_tokens - 1], _EOS]
+        return pieces[:max_tokens]
+
+    def unload(self) -> None:
+        self.translator.unload_model()
+        self.translator = None
+
+
+def load_ct2(
+    model_dir: Path, *, device: str = "cpu", compute_type: str = "int8", threads: int = 1
+) -> Ct2Model:
+    """The model in ``model_dir``, or ``EngineError`` naming the dir."""
+    import ctranslate2  # type: ignore[import-untyped]
+    import sentencepiece
+
+    layout = detect_layout(model_dir)
+    kind, _, index = device.partition(":")
+    try:
+        translator = ctranslate2.Translator(
+            str(layout.model),
+            device=kind,
+            device_index=int(index or 0),
+            compute_type=compute_type,
+            inter_threads=1,
+            intra_threads=threads,
+        )
+        source = sentencepiece.SentencePieceProcessor(model_file=str(layout.source_spm))
+        target = sentencepiece.SentencePieceProcessor(model_file=str(layout.target_spm))
+    except Exception as exc:  # RuntimeError, ValueError, sentencepiece's OSError, ...
+        raise EngineError(f"cannot load the CTranslate2 model in {model_dir}: {exc}") from None
+    return Ct2Model(translator, source, target, layout.append_eos)
+
+
+class CTranslate2Engine:
+    """The ``ctranslate2`` engine: one model per pair, greedy decoding, batches by tokens."""
+
+    name = "ctranslate2"
+    gpu_capable = True
+
+    def __init__(
+        self,
+        models_dir: Path,
+        *,
+        cache: ModelCache,
+        device: str = "cpu",
+        compute_type: str = "int8",
+        threads: int = 1,
+        batch_tokens: int = 16384,
+        max_input_tokens: int = 512,
+        max_output_tokens: int = 256,
+    ) -> None:
+        self._host = ModelHost(
+            self.name,
+            models_dir,
+            cache=cache,
+            device=device,
+            load=lambda path: load_ct2(
+                path, device=device, compute_type=compute_type, threads=threads
+            ),
+        )
+        self._batch_tokens = batch_tokens
+        self._max_input_tokens = max_input_tokens
+        self._max_output_tokens = max_output_tokens
+
+    def pairs(self) -> frozenset[Pair]:
+        return self._host.pairs()
+
+    def warm_pairs(self) -> frozenset[Pair]:
+        return self._host.warm_pairs()
+
+    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        return await self._host.translate(pair, segments, self._run)
+
+    def _run(self, model: Ct2Model, texts: list[str]) -> list[str]:
+        # Given max_batch_size, CTranslate2 sorts the batch by length and cuts it into
+        # sub-batches of at most that many tokens, so padding stays small.
+        results = model.translator.translate_batch(
+            [model.encode(text, self._max_input_tokens) for text in texts],
+            max_batch_size=self._batch_tokens,
+            batch_type="tokens",
+            beam_size=1,
+            max_input_length=0,  # truncated above, keeping the </s> the model expects
+            max_decoding_length=self._max_output_tokens,
+        )
+        return [model.target.decode(result.hypotheses[0]) for result in results]
+
+    async def close(self) -> None:
+        await self._host.close()
