@@ -20,20 +20,21 @@ class MemoryDelivery:
         self.settled.set()
 
     async def reject(self) -> None:
-        self._bus.queue(DEAD_LETTER_QUEUE).put_nowait(self.body)
+        self._bus.put(DEAD_LETTER_QUEUE, self.body)
         self.settled.set()
 
     def requeue(self) -> None:
         """Puts the message back, as a broker does when its consumer goes away unacked."""
         if not self.settled.is_set():
             self.settled.set()
-            self._bus.queue(self._queue).put_nowait(self.body)
+            self._bus.put(self._queue, self.body)
 
 
 class MemoryBus:
     def __init__(self) -> None:
         self._queues: defaultdict[str, asyncio.Queue[Message]] = defaultdict(asyncio.Queue)
         self._private: set[str] = set()
+        self._published = asyncio.Event()  # wakes consumers of more than one queue
 
     def queue(self, name: str) -> asyncio.Queue[Message]:
         return self._queues[name]
@@ -47,13 +48,17 @@ class MemoryBus:
     async def ping(self) -> None:
         return None
 
-    async def publish(self, queue: str, body: Message) -> None:
+    def put(self, queue: str, body: Message) -> None:
         self._queues[queue].put_nowait(body)
+        self._published.set()
+
+    async def publish(self, queue: str, body: Message) -> None:
+        self.put(queue, body)
 
     async def publish_private(self, queue: str, body: Message) -> bool:
         if queue not in self._private:
             return False
-        self._queues[queue].put_nowait(body)
+        self.put(queue, body)
         return True
 
     async def consume(
@@ -77,20 +82,14 @@ class MemoryBus:
                 self._queues.pop(private, None)
 
     async def _next(self, queue: str, private: str | None) -> tuple[str, Message]:
-        names = [queue] if private is None else [private, queue]
-        for name in names:
-            if not self._queues[name].empty():
-                return name, self._queues[name].get_nowait()
-        getters = {asyncio.ensure_future(self._queues[name].get()): name for name in names}
-        try:
-            done, _ = await asyncio.wait(getters, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for getter in getters:
-                getter.cancel()
-        first, *rest = [(getters[getter], getter.result()) for getter in done]
-        for name, body in rest:  # both arrived at once: the second goes back
-            self._queues[name].put_nowait(body)
-        return first
+        if private is None:
+            return queue, await self._queues[queue].get()
+        while True:
+            for name in (private, queue):  # nothing is awaited between the checks
+                if not self._queues[name].empty():
+                    return name, self._queues[name].get_nowait()
+            self._published.clear()
+            await self._published.wait()
 
     def depth(self, queue: str) -> int:
         return self._queues[queue].qsize()
