@@ -62,7 +62,7 @@ def default_engines(settings: Settings, pool: Pool = Pool.CPU) -> Engines:
             device=device,
             compute_type=settings.ct2_compute_type if on_cpu else settings.ct2_gpu_compute_type,
             threads=settings.neural_threads,
-            batch_tokens=settings.neural_batch_tokens,
+            batch_tokens=settings.neural_batch_tokens if on_cpu else settings.gpu_batch_tokens,
             max_output_tokens=settings.neural_max_output_tokens,
         ),
         "transformers": TransformersEngine(
@@ -70,7 +70,7 @@ def default_engines(settings: Settings, pool: Pool = Pool.CPU) -> Engines:
             cache=cache,
             device=device,
             dtype="float32" if on_cpu else settings.transformers_gpu_dtype,
-            batch_tokens=settings.neural_batch_tokens,
+            batch_tokens=settings.neural_batch_tokens if on_cpu else settings.gpu_batch_tokens,
             max_output_tokens=settings.neural_max_output_tokens,
         ),
         "apertium": ApertiumEngine(

@@ -60,7 +60,7 @@ class Settings(BaseSettings):
     sync_max_segments: int = Field(100, ge=1)
     sync_batch_delay_s: float = Field(0.002, ge=0)
     sync_batch_max_segments: int = Field(512, ge=1)
-    chunk_segments: int = Field(256, ge=1)
+    chunk_segments: int = Field(1024, ge=1)
     gpu_chunk_segments: int = Field(4096, ge=1)
     batch_jobs: int = Field(16, ge=1)
     shard_segments: int = Field(50_000, ge=1)
@@ -70,6 +70,7 @@ class Settings(BaseSettings):
     engine_order: str = "ctranslate2,transformers,apertium"
     model_memory_mb: int = Field(4096, ge=1)
     neural_batch_tokens: int = Field(16384, ge=1)
+    gpu_batch_tokens: int = Field(131072, ge=1)
     neural_max_output_tokens: int = Field(256, ge=1)
     neural_threads: int = Field(default_factory=_cores, ge=1)
     ct2_compute_type: str = "int8"
