@@ -20,24 +20,38 @@ from tests.neural.conftest import EN_FR
 
 
 @pytest.fixture
-async def neural(
-    make_settings: Any, models_dir: Path
-) -> AsyncIterator[tuple[EmbeddedService, httpx.AsyncClient]]:
-    settings = make_settings(
-        models_dir=models_dir,
-        cpu_max_workers=1,
-        batch_jobs=16,
-        chunk_segments=512,
-        ct2_compute_type="float32",
-        neural_threads=1,
+async def make_neural(make_settings: Any, models_dir: Path) -> AsyncIterator[Any]:
+    """An embedded service over the tiny models (CTranslate2 in float32), and its client."""
+    made: list[tuple[EmbeddedService, httpx.AsyncClient]] = []
+
+    async def make(**overrides: Any) -> tuple[EmbeddedService, httpx.AsyncClient]:
+        settings = make_settings(
+            **{
+                "models_dir": models_dir,
+                "ct2_compute_type": "float32",
+                "neural_threads": 1,
+                **overrides,
+            }
+        )
+        service = EmbeddedService(settings)
+        await service.start()
+        app = create_app(service, manage_lifecycle=False)
+        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
+        made.append((service, client))
+        return service, client
+
+    yield make
+    for service, client in made:
+        await client.aclose()
+        await service.stop()
+
+
+@pytest.fixture
+async def neural(make_neural: Any) -> tuple[EmbeddedService, httpx.AsyncClient]:
+    made: tuple[EmbeddedService, httpx.AsyncClient] = await make_neural(
+        cpu_max_workers=1, batch_jobs=16, chunk_segments=512
     )
-    service = EmbeddedService(settings)
-    await service.start()
-    app = create_app(service, manage_lifecycle=False)
-    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
-    yield service, client
-    await client.aclose()
-    await service.stop()
+    return made
 
 
 def corpus(count: int, offset: int = 0) -> list[str]:
@@ -147,31 +161,15 @@ async def test_jobs_batched_together_each_get_their_own_translations(
 
 
 async def test_a_sharded_neural_job_merges_its_shards_in_order(
-    make_settings: Any, models_dir: Path
+    make_neural: Any, models_dir: Path
 ) -> None:
-    settings = make_settings(
-        models_dir=models_dir,
-        cpu_max_workers=2,
-        shard_segments=50,
-        chunk_segments=32,
-        ct2_compute_type="float32",
-        neural_threads=1,
-    )
-    service = EmbeddedService(settings)
-    await service.start()
-    app = create_app(service, manage_lifecycle=False)
-    try:
-        async with httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://t"
-        ) as client:
-            segments = corpus(180, offset=5)
-            job_id = await run_job(client, segments)
-            job = await finished(client, job_id)
-            assert job["status"] == "succeeded"
-            assert job["segments_done"] == 180
-            expected = dict(zip(segments, await alone(models_dir, segments), strict=True))
-            assert await result(client, job_id) == [expected[s] for s in segments]
-            stored = await service.store.get(job_id)
-            assert stored is not None and stored.shards == 4
-    finally:
-        await service.stop()
+    service, client = await make_neural(cpu_max_workers=2, shard_segments=50, chunk_segments=32)
+    segments = corpus(180, offset=5)
+    job_id = await run_job(client, segments)
+    job = await finished(client, job_id)
+    assert job["status"] == "succeeded"
+    assert job["segments_done"] == 180
+    expected = dict(zip(segments, await alone(models_dir, segments), strict=True))
+    assert await result(client, job_id) == [expected[s] for s in segments]
+    stored = await service.store.get(job_id)
+    assert stored is not None and stored.shards == 4

@@ -12,13 +12,11 @@ Two layouts of a model directory are recognised:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dragoman.engines import Pair
-from dragoman.engines.models import ModelCache, ModelHost
+from dragoman.engines.models import HostedEngine, ModelCache, ModelHost
 from dragoman.errors import EngineError
 
 _EOS = "</s>"
@@ -94,7 +92,7 @@ def load_ct2(
     return Ct2Model(translator, source, target, layout.append_eos)
 
 
-class CTranslate2Engine:
+class CTranslate2Engine(HostedEngine[Ct2Model]):
     """The ``ctranslate2`` engine: one model per pair, greedy decoding, batches by tokens."""
 
     name = "ctranslate2"
@@ -125,15 +123,6 @@ class CTranslate2Engine:
         self._max_input_tokens = max_input_tokens
         self._max_output_tokens = max_output_tokens
 
-    def pairs(self) -> frozenset[Pair]:
-        return self._host.pairs()
-
-    def warm_pairs(self) -> frozenset[Pair]:
-        return self._host.warm_pairs()
-
-    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
-        return await self._host.translate(pair, segments, self._run)
-
     def _run(self, model: Ct2Model, texts: list[str]) -> list[str]:
         # Given max_batch_size, CTranslate2 sorts the batch by length and cuts it into
         # sub-batches of at most that many tokens, so padding stays small.
@@ -146,6 +135,3 @@ class CTranslate2Engine:
             max_decoding_length=self._max_output_tokens,
         )
         return [model.target.decode(result.hypotheses[0]) for result in results]
-
-    async def close(self) -> None:
-        await self._host.close()

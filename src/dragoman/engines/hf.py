@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dragoman.engines import Pair
-from dragoman.engines.models import ModelCache, ModelHost
+from dragoman.engines.models import HostedEngine, ModelCache, ModelHost
 from dragoman.errors import EngineError
 
 DTYPES = ("float32", "bfloat16", "float16")
@@ -111,7 +110,7 @@ def _language_codes(model_dir: Path) -> dict[str, str] | None:
     return {key: str(codes[key]) for key in ("source_code", "target_code")}
 
 
-class TransformersEngine:
+class TransformersEngine(HostedEngine[HfModel]):
     """The ``transformers`` engine: one model per pair, greedy decoding, length buckets."""
 
     name = "transformers"
@@ -142,15 +141,6 @@ class TransformersEngine:
         self._batch_tokens = batch_tokens
         self._max_output_tokens = max_output_tokens
 
-    def pairs(self) -> frozenset[Pair]:
-        return self._host.pairs()
-
-    def warm_pairs(self) -> frozenset[Pair]:
-        return self._host.warm_pairs()
-
-    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
-        return await self._host.translate(pair, segments, self._run)
-
     def _run(self, loaded: HfModel, texts: list[str]) -> list[str]:
         import torch
 
@@ -174,6 +164,3 @@ class TransformersEngine:
             for i, text in zip(batch, texts_out, strict=True):
                 outputs[i] = text
         return outputs
-
-    async def close(self) -> None:
-        await self._host.close()

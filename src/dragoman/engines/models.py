@@ -284,6 +284,28 @@ class ModelHost(Generic[M]):
         )
 
 
+class HostedEngine(Generic[M]):
+    """The ``Engine`` methods of a neural engine, delegated to its ``ModelHost``; a subclass
+    sets ``_host`` and writes ``_run``, one batch through one loaded model."""
+
+    _host: ModelHost[M]
+
+    def pairs(self) -> frozenset[Pair]:
+        return self._host.pairs()
+
+    def warm_pairs(self) -> frozenset[Pair]:
+        return self._host.warm_pairs()
+
+    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        return await self._host.translate(pair, segments, self._run)
+
+    def _run(self, model: M, texts: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        await self._host.close()
+
+
 async def translate_nonblank(
     segments: Sequence[str], translate: Callable[[list[str]], Awaitable[list[str]]]
 ) -> list[str]:

@@ -117,7 +117,8 @@ class Watchdog:
     async def _fall_back(self) -> None:
         """GPU jobs go to the CPU pool once they have waited ``gpu_fallback_s`` with no
         GPU worker registered (none configured, none started, all gone)."""
-        if self._workers[Pool.GPU]:
+        # Cheap checks first: this runs on every dispatch, and the scan below is per job.
+        if self._settings.gpu_max_workers == 0 or self._workers[Pool.GPU]:
             return
         patience = self._settings.gpu_fallback_s
         for waiting in self._queue.waiting(Pool.GPU):
