@@ -66,7 +66,7 @@ def settings(setup: Setup, compute_type: str) -> dict[str, str]:
 def main() -> None:
     args = parse_args()
     with tempfile.TemporaryDirectory(prefix="cpu-neural-") as tmp:
-        source, target = corpus_dir() / "en_licenses.txt", corpus_dir() / "fr_seed.txt"
+        source, target = corpus_dir() / "en_licenses.txt", corpus_dir() / "fr_sentences.txt"
         models = tiny_models(Path(tmp), PAIR, source, target)
         # dragoman runs transformers in float32 on a CPU, whatever it is told
         precision = args.compute_type if args.engine == "ctranslate2" else "float32"

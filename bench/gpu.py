@@ -5,8 +5,8 @@ there is no CUDA device.
 
     python bench/gpu.py [--models-dir models] [--pair en-fr] [--engine transformers]
 
-Without --models-dir it builds the tiny MarianMT (flagged in the JSON). Without the shared
-corpus beside the checkout, the project's own English docs are the text; without an installed
+Without --models-dir it builds the tiny MarianMT (flagged in the JSON). The text is the
+repository's ``tests/data`` corpus (or ``$DRAGOMAN_CORPUS_DIR``); without an installed
 ``dragoman`` script, the server runs as ``python -m dragoman.cli`` (``PYTHONPATH=src`` will
 do). Every job goes to the GPU worker, the small ones too (``GPU_THRESHOLD_SEGMENTS``).
 ``--device cpu`` runs this same path on the CPU (the GPU pool's engines on the CPU), for a
@@ -23,7 +23,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from common import REPO, corpus_dir, report
+from common import corpus_dir, report
 from neural import BATCH_SIZES, MAX_BATCHES, Setup, measure, summarize, tiny_models
 
 from dragoman.engines import Pair
@@ -93,21 +93,10 @@ def check_device(device: str, engine: str) -> dict[str, Any]:
     return {"gpu": torch.cuda.get_device_name(torch.device(device))}
 
 
-def corpus_files(scratch: Path) -> tuple[Path, Path]:
-    """The English corpus and a second one for the tiny model's target side. Without the
-    shared corpus (a bare GPU machine), the project's own English docs stand in for both."""
-    shared = corpus_dir()
-    if (shared / "en_licenses.txt").is_file() and (shared / "fr_seed.txt").is_file():
-        return shared / "en_licenses.txt", shared / "fr_seed.txt"
-    lines = [
-        line.strip()
-        for path in [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if len(line.strip()) >= 20 and not line.lstrip().startswith(("```", "|", "#"))
-    ]
-    stand_in = scratch / "project_docs.txt"
-    stand_in.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return stand_in, stand_in
+def corpus_files() -> tuple[Path, Path]:
+    """The English corpus and a French one for the tiny model's target side."""
+    folder = corpus_dir()
+    return folder / "en_licenses.txt", folder / "fr_sentences.txt"
 
 
 def read_lines(path: Path) -> list[str]:
@@ -145,7 +134,7 @@ def main() -> None:
     precision = args.precision or (PRECISION if on_gpu else CPU_PRECISION)[args.engine]
     pair = Pair(*args.pair.split("-", 1))
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
-        source, target = corpus_files(Path(tmp))
+        source, target = corpus_files()
         tiny = args.models_dir is None
         models = tiny_models(Path(tmp), pair, source, target) if tiny else args.models_dir
         setup = Setup(args.engine, models.resolve(), pair, args.device, precision, args.threads)

@@ -13,7 +13,7 @@ import pytest
 from dragoman.engines import Pair
 from dragoman.settings import Settings
 
-CORPUS_DIR = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORPUS_DIR = Path(__file__).resolve().parent / "data"
 
 
 class FakeClock:

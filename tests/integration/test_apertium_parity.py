@@ -15,7 +15,7 @@ from tests.integration.conftest import cli_many, squash
 # a second a segment) run over every third line to keep the suite quick.
 CASES = [
     ("eng-spa", Pair("en", "es"), "en_licenses.txt", 1),
-    ("fr-es", Pair("fr", "es"), "fr_seed.txt", 1),
+    ("fr-es", Pair("fr", "es"), "fr_sentences.txt", 1),
     ("eng-cat", Pair("en", "ca"), "en_licenses.txt", 3),
 ]
 

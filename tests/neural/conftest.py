@@ -22,7 +22,7 @@ def tiny_models(tmp_path_factory: pytest.TempPathFactory) -> Path:
         out,
         pair=EN_FR,
         source_corpus=CORPUS_DIR / "en_licenses.txt",
-        target_corpus=CORPUS_DIR / "fr_seed.txt",
+        target_corpus=CORPUS_DIR / "fr_sentences.txt",
     )
     return out
 

@@ -2,7 +2,8 @@
 
 They translate nothing (their output is repetitive nonsense) but run the whole path of a
 real model: SentencePiece, the shared vocabulary, the encoder and the greedy decoder. Built
-from two small corpora in about a second.
+from two small corpora in about a second: by default the ones packaged with dragoman
+(``tiny_corpus/``: English licence texts and French sentences, one segment a line).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -17,20 +19,31 @@ from dragoman.engines import Pair
 from dragoman.engines.hf import quiet_transformers
 
 
+def default_corpus() -> tuple[Path, Path]:
+    """The packaged corpora, source and target: English licence texts (GPL-3, Apache-2.0,
+    MPL-2.0, a paragraph a line) and French sentences (one a line)."""
+    folder = Path(str(resources.files("dragoman.engines") / "tiny_corpus"))
+    return folder / "en.txt", folder / "fr.txt"
+
+
 def build_tiny_models(
     out_dir: Path,
     *,
     pair: Pair = Pair("en", "fr"),
-    source_corpus: Path,
-    target_corpus: Path,
+    source_corpus: Path | None = None,
+    target_corpus: Path | None = None,
     seed: int = 0,
 ) -> dict[str, Path]:
     """Writes ``out_dir/<pair>/transformers/`` and ``out_dir/<pair>/ctranslate2/``; returns
-    both directories by engine name."""
+    both directories by engine name. A corpus not given is the packaged one
+    (``default_corpus``)."""
     import ctranslate2  # type: ignore[import-untyped]
     import torch
     from transformers import MarianMTModel, MarianTokenizer
 
+    default_source, default_target = default_corpus()
+    source_corpus = source_corpus or default_source
+    target_corpus = target_corpus or default_target
     hf_dir = out_dir / str(pair) / "transformers"
     ct2_dir = out_dir / str(pair) / "ctranslate2"
     with tempfile.TemporaryDirectory() as scratch, quiet_transformers():
