@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from dragoman.api.app import create_app
-from dragoman.embedded import EmbeddedService
+from dragoman.services import EmbeddedService
 
 
 @pytest.fixture

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
 from dragoman.api import health, jobs, translate
+from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
 from dragoman.api.limits import BodyLimit
-from dragoman.services import ApiService
+from dragoman.api.schemas import tailor_openapi
 
 
-def create_app(service: ApiService, *, manage_lifecycle: bool = True) -> FastAPI:
+def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     """The API for ``service``; with ``manage_lifecycle`` the app starts and stops it."""
 
     @asynccontextmanager
@@ -40,4 +43,20 @@ def create_app(service: ApiService, *, manage_lifecycle: bool = True) -> FastAPI
     app.include_router(jobs.router)
     app.include_router(translate.router)
     app.include_router(health.router)
+
+    def openapi() -> dict[str, Any]:
+        """The description of this deployment, made on first use (the engines are up)."""
+        if app.openapi_schema is None:
+            generic = get_openapi(
+                title=app.title,
+                version=app.version,
+                description=app.description,
+                routes=app.routes,
+            )
+            app.openapi_schema = tailor_openapi(
+                generic, pairs=service.engines.languages(), settings=service.settings
+            )
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import copy
 import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.routing import Match, compile_path
 
+from dragoman.api.schemas import ErrorOut
 from dragoman.errors import ClientError, DragomanError, TransientError
 
 log = logging.getLogger(__name__)
@@ -21,6 +24,35 @@ _HTTP_CODES = {
     413: "payload_too_large",
     415: "unsupported_media_type",
 }
+
+
+_WHEN = {
+    401: "API keys are configured and the request carries no valid one",
+    404: "No such job for the caller's tenant",
+    409: "The job has already finished",
+    413: "The body, a segment or the number of segments is over its limit",
+    422: "The request breaks the schema or a rule of the server",
+    500: "The engine failed or gave no output in time (engine_error, engine_timeout)",
+    503: "A dependency does not answer; retry after Retry-After seconds",
+}
+_RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before retrying",
+        "required": True,
+        "schema": {"type": "integer", "minimum": 0},
+    }
+}
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, object]]:
+    """The OpenAPI ``responses`` of a route that can answer ``statuses`` with the error body."""
+    responses: dict[int | str, dict[str, object]] = {}
+    for status in statuses:
+        response: dict[str, object] = {"model": ErrorOut, "description": _WHEN[status]}
+        if status == 503:
+            response["headers"] = copy.deepcopy(_RETRY_AFTER)
+        responses[status] = response
+    return responses
 
 
 def error_response(
@@ -38,6 +70,28 @@ def _validation_message(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def allowed_methods(request: Request) -> list[str]:
+    """Every method the path of ``request`` answers, from the OpenAPI description and the
+    undocumented routes (``/docs``). Starlette's own 405 names only the methods of the
+    first route whose path matched."""
+    app: FastAPI = request.app
+    path = request.scope["path"]
+    root = request.scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    methods: set[str] = set()
+    for template, operations in app.openapi().get("paths", {}).items():
+        if compile_path(template)[0].match(path):
+            methods.update(method.upper() for method in operations)
+    for route in app.router.routes:
+        route_methods = getattr(route, "methods", None)
+        if route_methods and route.matches(request.scope)[0] is not Match.NONE:
+            methods.update(route_methods)
+    if "GET" in methods:
+        methods.add("HEAD")
+    return sorted(methods)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def dragoman_error(_: Request, exc: Exception) -> JSONResponse:
         if isinstance(exc, ClientError):
@@ -53,11 +107,23 @@ def install_error_handlers(app: FastAPI) -> None:
         assert isinstance(exc, RequestValidationError)
         return error_response(422, "invalid_request", _validation_message(exc))
 
-    async def http_error(_: Request, exc: Exception) -> JSONResponse:
+    async def http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, HTTPException)
         code = _HTTP_CODES.get(exc.status_code, "http_error")
-        headers = dict(exc.headers) if exc.headers else None
-        return error_response(exc.status_code, code, str(exc.detail), headers)
+        headers = dict(exc.headers) if exc.headers else {}
+        message = str(exc.detail)
+        if exc.status_code == 400 and isinstance(exc.__cause__, ValueError):
+            # FastAPI's answer to a body it cannot decode (not UTF-8): as malformed JSON is.
+            return error_response(422, "invalid_request", f"body: not valid JSON ({exc.__cause__})")
+        if exc.status_code == 405:
+            allowed = allowed_methods(request)
+            if allowed:
+                headers["Allow"] = ", ".join(allowed)
+            message = (
+                f"method {request.method} is not allowed on {request.url.path}; "
+                f"allowed: {headers.get('Allow', 'none')}"
+            )
+        return error_response(exc.status_code, code, message, headers or None)
 
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
         log.exception("unexpected error")

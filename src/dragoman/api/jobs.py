@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
 from dragoman.api.deps import Service, Tenant
+from dragoman.api.errors import error_responses
 from dragoman.api.schemas import (
     DocumentResult,
-    ErrorOut,
     JobIn,
     JobList,
     JobOut,
@@ -22,12 +23,28 @@ from dragoman.models import Document, JobStatus
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 
-_ERRORS: dict[int | str, dict[str, object]] = {
-    code: {"model": ErrorOut} for code in (401, 404, 409, 413, 422, 503)
+_SUBMITTED: dict[int | str, dict[str, object]] = {
+    202: {
+        "description": "The job, queued",
+        "headers": {
+            "Location": {
+                "description": "The job's URL, /v1/jobs/{id}",
+                "required": True,
+                "schema": {"type": "string"},
+            }
+        },
+    }
 }
+# A cursor is a job's sequence number; 18 digits stay within every store's integers.
+CURSOR_PATTERN = r"^[0-9]{1,18}$"
 
 
-@router.post("", status_code=202, response_model=JobOut, responses=_ERRORS)
+@router.post(
+    "",
+    status_code=202,
+    response_model=JobOut,
+    responses={**_SUBMITTED, **error_responses(401, 413, 422, 503)},
+)
 async def submit_job(body: JobIn, response: Response, service: Service, tenant: Tenant) -> JobOut:
     """Accepts a job; translation happens in the background."""
     job = await service.manager.submit(
@@ -41,33 +58,38 @@ async def submit_job(body: JobIn, response: Response, service: Service, tenant: 
     return JobOut.of(job)
 
 
-@router.get("", response_model=JobList, responses=_ERRORS)
+@router.get("", response_model=JobList, responses=error_responses(401, 422, 503))
 async def list_jobs(
     service: Service,
     tenant: Tenant,
     status: JobStatus | None = None,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-    cursor: str | None = None,
+    cursor: Annotated[
+        str | None,
+        Query(
+            description="A next_cursor from an earlier page, as is",
+            json_schema_extra={"pattern": CURSOR_PATTERN},
+        ),
+    ] = None,
 ) -> JobList:
     """The caller's jobs, newest first, a page at a time."""
-    if cursor is not None and not cursor.isdigit():
+    if cursor is not None and not re.fullmatch(CURSOR_PATTERN, cursor):
         raise InvalidRequest("cursor must be a value returned as next_cursor")
-    jobs, next_cursor = await service.store.list_jobs(
-        tenant=tenant, status=status, limit=limit, cursor=cursor
+    jobs, next_cursor = await service.manager.list_jobs(
+        tenant, status=status, limit=limit, cursor=cursor
     )
     return JobList(jobs=[JobOut.of(job) for job in jobs], next_cursor=next_cursor)
 
 
-@router.get("/{job_id}", response_model=JobOut, responses=_ERRORS)
+@router.get("/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 503))
 async def get_job(job_id: str, service: Service, tenant: Tenant) -> JobOut:
     return JobOut.of(await service.manager.get(job_id, tenant))
 
 
-@router.get("/{job_id}/result", response_model=JobResult, responses=_ERRORS)
+@router.get("/{job_id}/result", response_model=JobResult, responses=error_responses(401, 404, 503))
 async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult:
     """Translations so far: ``null`` marks a segment not translated yet."""
-    job = await service.manager.get(job_id, tenant)
-    documents = await service.store.results(job.id)
+    job, documents = await service.manager.result(job_id, tenant)
     return JobResult(
         id=job.id,
         status=job.status,
@@ -75,7 +97,7 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult
     )
 
 
-@router.delete("/{job_id}", response_model=JobOut, responses=_ERRORS)
+@router.delete("/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 409, 503))
 async def cancel_job(job_id: str, service: Service, tenant: Tenant) -> JobOut:
     """Cancels a queued, submitted or running job; 409 once it has finished."""
     return JobOut.of(await service.manager.cancel(job_id, tenant))

@@ -11,22 +11,25 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from dragoman import __version__
 from dragoman.api.errors import install_error_handlers
-from dragoman.bus import Bus
 from dragoman.errors import TransientError
 from dragoman.metrics import Metrics
-from dragoman.store import JobStore
 
 
 class Probed(Protocol):
-    store: JobStore
-    bus: Bus
-    metrics: Metrics
+    """What the probe app needs of a program (every one in ``dragoman.services`` fits)."""
+
+    @property
+    def metrics(self) -> Metrics: ...
 
     async def start(self) -> None: ...
 
     async def stop(self) -> None: ...
 
     def alive(self) -> bool: ...
+
+    async def ready(self) -> None:
+        """Raises ``TransientError`` unless what the program depends on answers."""
+        ...
 
     def refresh_gauges(self) -> None: ...
 
@@ -54,11 +57,7 @@ def create_probe_app(service: Probed, *, role: str) -> FastAPI:
 
     @app.get("/readyz")
     async def readyz() -> dict[str, str]:
-        await service.store.ping()
-        try:
-            await service.bus.ping()
-        except Exception as exc:
-            raise TransientError(f"message bus unavailable: {exc}") from None
+        await service.ready()
         return {"status": "ready", "role": role}
 
     @app.get("/metrics")

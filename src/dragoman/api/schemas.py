@@ -2,11 +2,53 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
+import string
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dragoman.engines import Pair
+from dragoman.errors import InvalidRequest
+from dragoman.languages import canonical
 from dragoman.models import Job, JobStatus, Pool, Priority
+from dragoman.settings import Settings
+
+# What ``dragoman.languages.canonical`` accepts before it looks the code up.
+LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}$"
+# What ``dragoman.validation.check_segments`` lets through: no C0/C1 control character but
+# tab, LF and CR (nor a lone surrogate, which no pattern can name); it answers 422
+# ``invalid_segment`` naming the segment.
+SEGMENT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
+# PostgreSQL text cannot hold a NUL.
+NAME_PATTERN = r"^[^\x00]*$"
+
+# The patterns below are documented, not enforced by the model: the server checks them
+# itself, with messages that say more than "should match pattern".
+Language = Annotated[
+    str,
+    Field(
+        description="ISO 639-1 or 639-3 code, in any case; the pair must be installed",
+        json_schema_extra={"pattern": LANGUAGE_PATTERN},
+    ),
+]
+Segment = Annotated[
+    str,
+    Field(
+        description="Text to translate; no control character but tab, LF and CR",
+        json_schema_extra={"pattern": SEGMENT_PATTERN},
+    ),
+]
+EngineName = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        description="An engine /v1/languages lists for the pair; absent or null: its default",
+    ),
+]
 
 
 class _Strict(BaseModel):
@@ -14,27 +56,41 @@ class _Strict(BaseModel):
 
 
 class DocumentIn(_Strict):
-    name: str = Field(min_length=1, max_length=1024, examples=["a.txt"])
-    segments: list[str] = Field(examples=[["Hello.", "How are you?"]])
+    name: str = Field(
+        min_length=1,
+        max_length=1024,
+        pattern=NAME_PATTERN,
+        examples=["a.txt"],
+        description="Echoed in the result; no NUL",
+    )
+    segments: list[Segment] = Field(min_length=1, examples=[["Hello.", "How are you?"]])
 
 
 class JobIn(_Strict):
-    source_lang: str = Field(examples=["en"])
-    target_lang: str = Field(examples=["es"])
+    source_lang: Language = Field(examples=["en"])
+    target_lang: Language = Field(examples=["es"])
     documents: list[DocumentIn] = Field(min_length=1)
     priority: Priority = Priority.NORMAL
-    engine: str | None = Field(None, description="Engine to use; the pair's default if absent")
+    engine: EngineName = None
 
 
 class TranslateIn(_Strict):
-    source_lang: str = Field(examples=["en"])
-    target_lang: str = Field(examples=["es"])
-    segments: list[str] = Field(min_length=1, examples=[["Hello world."]])
-    engine: str | None = None
+    source_lang: Language = Field(examples=["en"])
+    target_lang: Language = Field(examples=["es"])
+    segments: list[Segment] = Field(min_length=1, examples=[["Hello world."]])
+    engine: EngineName = None
 
 
 class TranslateOut(BaseModel):
     translations: list[str]
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+
+
+class ReadyOut(BaseModel):
+    status: Literal["ready"]
 
 
 class ErrorBody(BaseModel):
@@ -108,3 +164,83 @@ class PairOut(BaseModel):
 
 class LanguagesOut(BaseModel):
     pairs: list[PairOut]
+
+
+@functools.cache
+def _spellings() -> dict[str, tuple[str, ...]]:
+    """Every lower-case code ``canonical`` accepts, by the canonical code it gives."""
+    table: dict[str, list[str]] = {}
+    for length in (2, 3):
+        for letters in itertools.product(string.ascii_lowercase, repeat=length):
+            code = "".join(letters)
+            try:
+                table.setdefault(canonical(code), []).append(code)
+            except InvalidRequest:
+                continue
+    return {tag: tuple(codes) for tag, codes in table.items()}
+
+
+def spelling_pattern(code: str) -> str:
+    """A pattern matching exactly the codes that name language ``code``: ``en`` matches
+    ``en``, ``eng`` and ``EN``."""
+    spellings = _spellings().get(code, (code,))
+    either_case = ("".join(f"[{c.upper()}{c}]" if c.isalpha() else c for c in s) for s in spellings)
+    return f"^(?:{'|'.join(either_case)})$"
+
+
+def tailor_openapi(
+    openapi: dict[str, Any],
+    *,
+    pairs: Sequence[tuple[Pair, Sequence[str]]],
+    settings: Settings,
+) -> dict[str, Any]:
+    """Narrows the generic description to this deployment: the installed pairs and their
+    engines, the limits of ``settings`` and, when keys are configured, bearer authentication
+    (without keys no operation can answer 401)."""
+    schemas = openapi["components"]["schemas"]
+    installed = [
+        {
+            "title": f"{pair}",
+            "properties": {
+                "source_lang": {"pattern": spelling_pattern(pair.source)},
+                "target_lang": {"pattern": spelling_pattern(pair.target)},
+                "engine": {"enum": [*engines, None]},
+            },
+        }
+        for pair, engines in pairs
+    ]
+    chars = settings.max_segment_chars
+    for name in ("JobIn", "TranslateIn"):
+        if installed:
+            schemas[name]["anyOf"] = installed
+        else:
+            schemas[name]["not"] = {}
+            schemas[name]["description"] = "No language pair is installed"
+    schemas["DocumentIn"]["properties"]["segments"]["items"]["maxLength"] = chars
+    schemas["TranslateIn"]["properties"]["segments"]["items"]["maxLength"] = chars
+    schemas["TranslateIn"]["properties"]["segments"]["maxItems"] = settings.sync_max_segments
+    schemas["JobIn"]["properties"]["documents"]["description"] = (
+        f"At most {settings.max_segments_per_job} segments in all (413 above)"
+    )
+    secured = bool(settings.tenants_by_key)
+    if secured:
+        openapi["components"]["securitySchemes"] = {
+            "bearer": {"type": "http", "scheme": "bearer", "description": "An API key"}
+        }
+    for path, operations in openapi["paths"].items():
+        for operation in operations.values():
+            responses = operation["responses"]
+            # FastAPI adds a 422 in its own body shape to every route with parameters; the
+            # routes that can answer 422 document it with the error body.
+            default_422 = responses.get("422", {}).get("content", {}).get("application/json")
+            if default_422 and "HTTPValidationError" in str(default_422.get("schema")):
+                del responses["422"]
+            if not path.startswith("/v1/"):
+                continue
+            if secured:
+                operation["security"] = [{"bearer": []}]
+            else:
+                responses.pop("401", None)
+    for unused in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(unused, None)
+    return openapi
