@@ -1,0 +1,208 @@
+"""The client commands: ``translate`` files as a job and list ``jobs``. Every mistake a user
+can make ends in one or two lines and an exit code (``ExitCode``), never a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from dragoman.cli.app import ApiKey, ExitCode, Server, app, console, fail
+from dragoman.client import (
+    DEFAULT_SERVER,
+    ApiCallError,
+    Client,
+    ConnectionLost,
+    InvalidServerURL,
+    JobResult,
+    JobView,
+    NotADragoman,
+    NotHTTP,
+    ServerRefused,
+    ServerTimedOut,
+    ServerUnreachable,
+    ServiceUnavailable,
+    UnknownHost,
+    output_path,
+)
+
+
+def _explain(exc: ApiCallError) -> tuple[str, ExitCode]:
+    """What to tell the user about a failed call, and the exit code."""
+    server = exc.server
+    if isinstance(exc, InvalidServerURL):
+        return f"--server must be a URL such as {DEFAULT_SERVER}, not {server!r}", ExitCode.USAGE
+    if isinstance(exc, UnknownHost):
+        return f"{exc.message} — check --server", ExitCode.UNREACHABLE
+    if isinstance(exc, ServerTimedOut | ConnectionLost):
+        return f"{exc.message} — retry later, or check --server", ExitCode.UNREACHABLE
+    if isinstance(exc, NotHTTP | NotADragoman):
+        return f"{exc.message} — is --server the URL of a dragoman API?", ExitCode.UNREACHABLE
+    if isinstance(exc, ServerUnreachable):
+        return (
+            f"no dragoman at {server} ({exc.reason}) — start one with `dragoman serve` "
+            "or pass --server",
+            ExitCode.UNREACHABLE,
+        )
+    if isinstance(exc, ServiceUnavailable):
+        when = f"in {exc.retry_after_s:g} s" if exc.retry_after_s else "later"
+        return f"{server} is unavailable: {exc.message} — retry {when}", ExitCode.UNREACHABLE
+    if isinstance(exc, ServerRefused):
+        if exc.status == 401:
+            return f"{exc.message} — pass --api-key KEY or set DRAGOMAN_API_KEY", ExitCode.FAILED
+        if exc.status == 404:
+            return f"{exc.message} — is --server the API's root URL?", ExitCode.FAILED
+        if exc.status == 413:
+            return f"{exc.message} — send fewer or smaller files per run", ExitCode.FAILED
+        if exc.status >= 500:
+            return f"the server failed: {exc.message} — see its log", ExitCode.FAILED
+    return exc.message, ExitCode.FAILED
+
+
+@contextlib.contextmanager
+def _api_errors() -> Iterator[None]:
+    """Turns a failed call into its message and exit code."""
+    try:
+        yield
+    except ApiCallError as exc:
+        message, code = _explain(exc)
+        fail(message, code)
+
+
+def _strerror(exc: OSError) -> str:
+    return (exc.strerror or str(exc)).lower()
+
+
+def _read_lines(path: Path) -> list[str]:
+    """The file's lines; a file that cannot be read or is not UTF-8 is a usage error."""
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        fail(f"{path} is a directory, not a text file", ExitCode.USAGE)
+    except OSError as exc:
+        fail(f"cannot read {path}: {_strerror(exc)}", ExitCode.USAGE)
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        fail(
+            f"{path} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}, "
+            f"line {line})",
+            ExitCode.USAGE,
+            "convert it first, e.g. iconv -f LATIN1 -t UTF-8",
+        )
+
+
+def _interrupted(client: Client, job: JobView | None) -> NoReturn:
+    if job is None:
+        fail(
+            "interrupted before the server confirmed the job",
+            ExitCode.INTERRUPTED,
+            f"if it was accepted, dragoman jobs --server {client.server} lists it",
+        )
+    key = ' -H "Authorization: Bearer $DRAGOMAN_API_KEY"' if client.api_key else ""
+    fail(
+        f"interrupted — job {job['id']} keeps running on {client.server}; no file is written",
+        ExitCode.INTERRUPTED,
+        f"follow it: dragoman jobs --server {client.server}   "
+        f"cancel it: curl{key} -X DELETE {client.server}/v1/jobs/{job['id']}",
+    )
+
+
+@app.command()
+def translate(
+    files: Annotated[list[Path], typer.Argument(help="Text files, one segment per line")],
+    source: Annotated[str, typer.Option("--from", help="Source language")],
+    target: Annotated[str, typer.Option("--to", help="Target language")],
+    server: Server = DEFAULT_SERVER,
+    api_key: ApiKey = None,
+    priority: Annotated[str, typer.Option(help="low, normal or high")] = "normal",
+) -> None:
+    """Translate files as one job and write each beside its source as NAME.<to>.EXT."""
+    with _api_errors():
+        client = Client(server, api_key)
+    lines = {path: _read_lines(path) for path in files}
+    documents = [
+        (path.name, [line for line in content if line.strip()]) for path, content in lines.items()
+    ]
+    job: JobView | None = None
+    with _api_errors(), client:
+        try:
+            job = client.submit(source, target, documents, priority=priority)
+            job = _follow(client, job)
+            result = client.translation(job)  # JobUnsuccessful unless it succeeded
+        except KeyboardInterrupt:
+            _interrupted(client, job)
+    try:
+        _write(lines, result, target)
+    except KeyboardInterrupt:
+        fail(
+            f"interrupted while writing the translations of job {job['id']}",
+            ExitCode.INTERRUPTED,
+            f"run again, or fetch {client.server}/v1/jobs/{job['id']}/result",
+        )
+
+
+def _write(lines: dict[Path, list[str]], result: JobResult, target: str) -> None:
+    """Writes each translation beside its source; blank lines stay where they were."""
+    for (path, content), doc in zip(lines.items(), result["documents"], strict=True):
+        translated = iter(doc["segments"])
+        out = [(next(translated) or "") if line.strip() else line for line in content]
+        destination = output_path(path, target)
+        try:
+            destination.write_text("\n".join(out) + "\n", encoding="utf-8")
+        except OSError as exc:
+            fail(f"cannot write {destination}: {_strerror(exc)}", ExitCode.USAGE)
+        console.print(f"{path} → {destination}", markup=False, highlight=False)
+
+
+def _follow(client: Client, job: JobView) -> JobView:
+    """Polls the job until it finishes, with a progress bar on stderr."""
+    columns = (
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task(
+            f"job {job['id'][:8]}", total=job["segments_total"], status=job["status"]
+        )
+
+        def show(update: JobView) -> None:
+            progress.update(task, completed=update["segments_done"], status=update["status"])
+
+        return client.follow(job, show)
+
+
+@app.command()
+def jobs(
+    status: Annotated[str | None, typer.Option(help="Only jobs in this status")] = None,
+    limit: Annotated[int, typer.Option(help="How many")] = 20,
+    server: Server = DEFAULT_SERVER,
+    api_key: ApiKey = None,
+) -> None:
+    """List recent jobs."""
+    try:
+        with _api_errors(), Client(server, api_key) as client:
+            page = client.jobs(status=status or None, limit=limit)
+    except KeyboardInterrupt:
+        fail("interrupted", ExitCode.INTERRUPTED)
+    table = Table("id", "status", "pair", "pool", "done", "created")
+    for job in page["jobs"]:
+        table.add_row(
+            job["id"],
+            job["status"],
+            f"{job['source_lang']}-{job['target_lang']}",
+            job["pool"],
+            f"{job['segments_done']}/{job['segments_total']}",
+            job["created_at"],
+        )
+    Console().print(table)

@@ -1,0 +1,344 @@
+"""A typed client of the dragoman HTTP API: what ``dragoman translate`` and ``dragoman jobs``
+call, and what scripts (``bench/``) can reuse.
+
+Every call either returns the decoded answer or raises one of the exceptions below, never an
+``httpx`` error:
+
+- ``InvalidServerURL``: the server URL is not an ``http://`` or ``https://`` URL.
+- ``ServerUnreachable``: no dragoman answered: nothing listens there, or (its subclasses)
+  ``UnknownHost``, ``ServerTimedOut``, ``ConnectionLost`` (reset midway), ``NotHTTP``
+  (something that does not speak HTTP) and ``NotADragoman`` (an HTTP server whose answer is
+  not the API's JSON).
+- ``ServerRefused``: the API answered with its ``{"error": {code, message}}`` and a 4xx or
+  5xx; ``ServiceUnavailable`` is its 503 (retry after ``retry_after_s``).
+- ``JobUnsuccessful``: a followed job ended failed or cancelled.
+
+These are not ``dragoman.errors``: those are the server's own errors, which become the HTTP
+answers this client reads.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypedDict, cast
+
+import httpx
+
+from dragoman.models import FINISHED, JobStatus
+
+DEFAULT_SERVER = "http://127.0.0.1:8080"
+DEFAULT_TIMEOUT_S = 60.0
+POLL_INTERVAL_S = 0.2
+
+
+# --- what the API answers ----------------------------------------------------------------
+
+
+class ErrorBody(TypedDict):
+    code: str
+    message: str
+
+
+class JobView(TypedDict):
+    """A job as ``GET /v1/jobs/{id}`` shows it (times are ISO 8601 strings)."""
+
+    id: str
+    status: str
+    pool: str
+    priority: str
+    source_lang: str
+    target_lang: str
+    documents: int
+    segments_total: int
+    segments_done: int
+    attempts: int
+    created_at: str
+    submitted_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    error: ErrorBody | None
+
+
+class JobPage(TypedDict):
+    jobs: list[JobView]
+    next_cursor: str | None
+
+
+class DocumentResult(TypedDict):
+    name: str
+    segments: list[str | None]  # None: not translated yet
+
+
+class JobResult(TypedDict):
+    id: str
+    status: str
+    documents: list[DocumentResult]
+
+
+# --- what can go wrong -------------------------------------------------------------------
+
+
+class ApiCallError(Exception):
+    """A call to a dragoman server gave no answer to use."""
+
+    def __init__(self, server: str, message: str) -> None:
+        super().__init__(message)
+        self.server = server
+        self.message = message
+
+
+class InvalidServerURL(ApiCallError):
+    def __init__(self, server: str) -> None:
+        super().__init__(server, f"{server!r} is not an http:// or https:// URL")
+
+
+class ServerUnreachable(ApiCallError):
+    """Nothing answered at the server URL (``reason`` says what the connection hit)."""
+
+    def __init__(self, server: str, reason: str, message: str | None = None) -> None:
+        super().__init__(server, message or f"no dragoman at {server} ({reason})")
+        self.reason = reason
+
+
+class ServerTimedOut(ServerUnreachable):
+    def __init__(self, server: str, timeout_s: float) -> None:
+        super().__init__(server, "timeout", f"{server} did not answer within {timeout_s:g} s")
+        self.timeout_s = timeout_s
+
+
+class UnknownHost(ServerUnreachable):
+    """The URL's host name does not resolve."""
+
+    def __init__(self, server: str, reason: str) -> None:
+        super().__init__(server, reason, f"the host of {server} is unknown ({reason})")
+
+
+class ConnectionLost(ServerUnreachable):
+    """The connection broke before the answer came (reset, closed midway)."""
+
+    def __init__(self, server: str, reason: str) -> None:
+        super().__init__(server, reason, f"{server} broke the connection ({reason})")
+
+
+class NotHTTP(ServerUnreachable):
+    """Something listens at the URL, but what it says is not HTTP."""
+
+    def __init__(self, server: str, reason: str) -> None:
+        super().__init__(server, reason, f"{server} does not speak HTTP ({reason})")
+
+
+class NotADragoman(ServerUnreachable):
+    """An HTTP server answered, but not with the API's JSON (a web server, a proxy's page)."""
+
+    def __init__(self, server: str, status: int, reason_phrase: str) -> None:
+        answer = f"HTTP {status} {reason_phrase}".strip()
+        super().__init__(server, answer, f"{server} is not a dragoman API (it answered {answer})")
+        self.status = status
+
+
+class ServerRefused(ApiCallError):
+    """The API answered a 4xx or 5xx with its error body."""
+
+    def __init__(self, server: str, status: int, code: str, message: str) -> None:
+        super().__init__(server, f"{message} ({code})")
+        self.status = status
+        self.code = code
+        self.detail = message
+
+
+class ServiceUnavailable(ServerRefused):
+    """503: a dependency of the service (its store, its broker) is down for now."""
+
+    def __init__(self, server: str, code: str, message: str, retry_after_s: float | None) -> None:
+        super().__init__(server, 503, code, message)
+        self.retry_after_s = retry_after_s
+
+
+class JobUnsuccessful(ApiCallError):
+    """The job ended ``failed`` or ``cancelled``."""
+
+    def __init__(self, server: str, job: JobView) -> None:
+        error = job["error"]
+        if job["status"] == JobStatus.CANCELLED:
+            message = f"job {job['id']} was cancelled"
+        elif error is not None:
+            message = f"job {job['id']} {job['status']}: {error['message']} ({error['code']})"
+        else:
+            message = f"job {job['id']} {job['status']}"
+        super().__init__(server, message)
+        self.job = job
+
+
+# --- the client --------------------------------------------------------------------------
+
+
+def server_url(server: str) -> str:
+    """The server URL as given, without a trailing slash; ``InvalidServerURL`` unless it is an
+    ``http://`` or ``https://`` URL with a host."""
+    try:
+        url = httpx.URL(server)
+    except (httpx.InvalidURL, TypeError):
+        raise InvalidServerURL(server) from None
+    if url.scheme not in {"http", "https"} or not url.host:
+        raise InvalidServerURL(server)
+    return server.rstrip("/")
+
+
+def output_path(path: Path, target: str) -> Path:
+    """``a.txt`` translated to ``es`` is written as ``a.es.txt``."""
+    return path.with_name(f"{path.stem}.{target}{path.suffix}")
+
+
+class Client:
+    """The calls to one dragoman API. ``timeout_s`` bounds each request (default
+    ``DEFAULT_TIMEOUT_S``); ``transport`` is httpx's, for an app in process."""
+
+    def __init__(
+        self,
+        server: str = DEFAULT_SERVER,
+        api_key: str | None = None,
+        *,
+        timeout_s: float | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.server = server_url(server)
+        self.api_key = api_key
+        self.timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(
+            base_url=self.server, headers=headers, timeout=self.timeout_s, transport=transport
+        )
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    def submit(
+        self,
+        source_lang: str,
+        target_lang: str,
+        documents: Sequence[tuple[str, Sequence[str]]],
+        *,
+        priority: str = "normal",
+        engine: str | None = None,
+    ) -> JobView:
+        """``POST /v1/jobs``: one job of ``(name, segments)`` documents."""
+        body: dict[str, Any] = {
+            "source_lang": source_lang,
+            "target_lang": target_lang,
+            "documents": [{"name": name, "segments": list(segs)} for name, segs in documents],
+            "priority": priority,
+        }
+        if engine is not None:
+            body["engine"] = engine
+        return cast(JobView, self._call("POST", "/v1/jobs", json=body))
+
+    def job(self, job_id: str) -> JobView:
+        return cast(JobView, self._call("GET", f"/v1/jobs/{job_id}"))
+
+    def result(self, job_id: str) -> JobResult:
+        return cast(JobResult, self._call("GET", f"/v1/jobs/{job_id}/result"))
+
+    def cancel(self, job_id: str) -> JobView:
+        return cast(JobView, self._call("DELETE", f"/v1/jobs/{job_id}"))
+
+    def jobs(
+        self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> JobPage:
+        params = {"status": status, "limit": limit, "cursor": cursor}
+        query = {key: value for key, value in params.items() if value is not None}
+        return cast(JobPage, self._call("GET", "/v1/jobs", params=query))
+
+    def languages(self) -> dict[str, Any]:
+        return cast(dict[str, Any], self._call("GET", "/v1/languages"))
+
+    def follow(
+        self,
+        job: JobView,
+        on_update: Callable[[JobView], None] | None = None,
+        *,
+        poll_s: float = POLL_INTERVAL_S,
+    ) -> JobView:
+        """Polls the job until it has finished (whatever the outcome) and returns it."""
+        while JobStatus(job["status"]) not in FINISHED:
+            time.sleep(poll_s)
+            job = self.job(job["id"])
+            if on_update is not None:
+                on_update(job)
+        return job
+
+    def translation(self, job: JobView) -> JobResult:
+        """The result of a finished job; ``JobUnsuccessful`` unless it succeeded."""
+        if job["status"] != JobStatus.SUCCEEDED:
+            raise JobUnsuccessful(self.server, job)
+        return self.result(job["id"])
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.TimeoutException as exc:
+            if isinstance(exc, httpx.ConnectTimeout):
+                raise ServerUnreachable(self.server, "connection timed out") from None
+            raise ServerTimedOut(self.server, self.timeout_s) from None
+        except httpx.ConnectError as exc:
+            if _caused_by(exc, socket.gaierror):
+                raise UnknownHost(self.server, _reason(exc)) from None
+            raise ServerUnreachable(self.server, _reason(exc)) from None
+        except (httpx.RemoteProtocolError, httpx.DecodingError) as exc:
+            raise NotHTTP(self.server, _reason(exc)) from None
+        except (httpx.ReadError, httpx.WriteError) as exc:
+            raise ConnectionLost(self.server, _reason(exc)) from None
+        except httpx.TransportError as exc:  # proxies, ...
+            raise ServerUnreachable(self.server, _reason(exc)) from None
+        try:
+            body = response.json()
+        except ValueError:
+            body = None
+        if response.is_success:
+            if body is None:
+                raise NotADragoman(self.server, response.status_code, response.reason_phrase)
+            return body
+        error = body.get("error") if isinstance(body, dict) else None
+        if not (
+            isinstance(error, dict)
+            and isinstance(error.get("code"), str)
+            and isinstance(error.get("message"), str)
+        ):
+            raise NotADragoman(self.server, response.status_code, response.reason_phrase)
+        code, message = error["code"], error["message"]
+        if response.status_code == 503:
+            retry_after = response.headers.get("Retry-After", "")
+            seconds = float(retry_after) if retry_after.isdigit() else None
+            raise ServiceUnavailable(self.server, code, message, seconds)
+        raise ServerRefused(self.server, response.status_code, code, message)
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _reason(exc: Exception) -> str:
+    """What the connection hit, without errno noise: "Connection refused", ..."""
+    text = str(exc) or type(exc).__name__
+    if text.startswith("[Errno") and "] " in text:
+        text = text.split("] ", 1)[1]
+    return text
