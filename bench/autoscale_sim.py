@@ -39,8 +39,7 @@ from common import SEED, percentile, ratio, report
 from rich.console import Console
 from rich.table import Table
 
-from dragoman.models import Pool
-from dragoman.scaling import WorkerInfo
+from dragoman.models import Pool, WorkerInfo
 from dragoman.scaling.policy import PoolPolicy, ScalePolicy, choose_victims
 from dragoman.settings import Settings
 

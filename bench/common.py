@@ -28,7 +28,8 @@ import asyncpg
 import httpx
 import psutil
 
-from dragoman.bus import DEAD_LETTER_QUEUE, WATCHDOG_QUEUE, work_queue
+from dragoman.bus import DEAD_LETTER_QUEUE
+from dragoman.messages import WATCHDOG_QUEUE, work_queue
 from dragoman.models import Pool
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,9 +46,10 @@ T = TypeVar("T")
 
 
 def corpus_dir() -> Path:
-    """``$DRAGOMAN_CORPUS_DIR``, else ``../shared/corpus`` from the repository root."""
+    """``$DRAGOMAN_CORPUS_DIR``, else the repository's ``tests/data`` (``en_licenses.txt``,
+    ``fr_sentences.txt``)."""
     override = os.environ.get("DRAGOMAN_CORPUS_DIR")
-    return Path(override) if override else (REPO.parent / "shared" / "corpus").resolve()
+    return Path(override) if override else REPO / "tests" / "data"
 
 
 def load_corpus(name: str = "en_licenses.txt") -> list[str]:

@@ -54,6 +54,17 @@ class Pool(StrEnum):
     GPU = "gpu"
 
 
+@dataclass(frozen=True, slots=True, order=True)
+class Pair:
+    """A language pair, as canonical codes: ``en-fr`` translates English into French."""
+
+    source: str
+    target: str
+
+    def __str__(self) -> str:
+        return f"{self.source}-{self.target}"
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -131,3 +142,17 @@ class RelayRequest:
     created_at: datetime = field(default_factory=utcnow)
     heartbeat_at: datetime = field(default_factory=utcnow)
     finished_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """One live worker as the registry last saw it."""
+
+    id: str
+    pool: Pool
+    host: str  # host name, or the pod's name on Kubernetes
+    busy: bool
+    # What it has loaded, as "engine:source-target" ("apertium:en-es", ...)
+    warm_pairs: frozenset[str] = field(default_factory=frozenset)
+    last_seen: datetime | None = None
+    pid: int | None = None

@@ -1,11 +1,16 @@
-"""The processes of the distributed deployment, each over the store and the bus.
+"""The programs: each builds its roles over one ``Runtime`` and starts and stops them in a
+written-down order.
 
+- ``EmbeddedService`` (``dragoman serve``): the API, the queue, the watchdog and autoscaled
+  workers in one process, over SQLite and an in-process bus by default.
 - ``ApiService`` (``dragoman api``): the HTTP API; stores jobs and tells the watchdog.
-- ``WatchdogService`` (``dragoman watchdog``): dispatches, relays and sweeps while it holds
-  the ``watchdog`` lease in the store; a second one waits as a hot standby.
+- ``WatchdogService`` (``dragoman watchdog``): dispatches, records reports and sweeps while it
+  holds the ``watchdog`` lease in the store; a second one waits as a hot standby.
 - ``WorkerService`` (``dragoman worker --pool``): one worker; SIGTERM drains it.
+- ``ScalerService`` (``dragoman scaler``): one pool's autoscaler.
 
-``EmbeddedService`` (``dragoman serve``) is the API with the watchdog and workers in-process.
+Each role is built in one place: ``_Front`` (the manager and the synchronous translator),
+``_Dispatch`` (the queue and the watchdog), ``BatchWorker`` and ``Scaler`` themselves.
 """
 
 from __future__ import annotations
@@ -16,28 +21,25 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import timedelta
+from typing import Unpack
 
-from dragoman.bus import Bus, open_bus
-from dragoman.clock import Clock, SystemClock
-from dragoman.engines import Engine
-from dragoman.engines.apertium import ApertiumEngine
-from dragoman.engines.ct2 import CTranslate2Engine
-from dragoman.engines.hf import TransformersEngine
-from dragoman.engines.models import ModelCache
-from dragoman.engines.registry import Engines
+from dragoman.batcher import SyncTranslator
+from dragoman.bus import Bus
+from dragoman.clock import Clock
+from dragoman.engines import Engines, open_engines
 from dragoman.errors import TransientError
+from dragoman.manager import BatchRequestsManager, BusIntake, Intake, LocalIntake
 from dragoman.metrics import Metrics
-from dragoman.models import Pool
-from dragoman.scaling import ReplicaController, WorkerInfo
-from dragoman.scaling.registry import Registration
+from dragoman.models import IN_FLIGHT, Pool, WorkerInfo
+from dragoman.queue import BatchRequestsQueue
+from dragoman.runtime import Adapters, Runtime
+from dragoman.scaling import ReplicaController, WorkerSource
+from dragoman.scaling.inprocess import InProcessController
 from dragoman.scaling.scaler import Scaler
-from dragoman.service.batcher import DynamicBatcher
-from dragoman.service.manager import BatchRequestsManager, BusIntake, Intake
-from dragoman.service.queue import BatchRequestsQueue
 from dragoman.settings import Settings
-from dragoman.store import JobStore, open_store
+from dragoman.store import JobStore
 from dragoman.watchdog import Watchdog
 from dragoman.worker import BatchWorker
 
@@ -45,148 +47,236 @@ log = logging.getLogger(__name__)
 
 WATCHDOG_LEASE = "watchdog"
 
-WorkerSource = Callable[[], Awaitable[list[WorkerInfo]]]
 
+class _Program:
+    """A program over one runtime; the shared parts are reachable by name."""
 
-def default_engines(settings: Settings, pool: Pool = Pool.CPU) -> Engines:
-    """The engines of one process, the pair's default first (``engine_order``). Neural
-    models load on first use, on the CPU for the CPU pool and on ``gpu_device`` for the GPU
-    pool, into one cache per process under ``model_memory_mb``."""
-    on_cpu = pool is Pool.CPU
-    device = "cpu" if on_cpu else settings.gpu_device
-    cache = ModelCache(settings.model_memory_mb * 2**20)
-    built: dict[str, Engine] = {
-        "ctranslate2": CTranslate2Engine(
-            settings.models_dir,
-            cache=cache,
-            device=device,
-            compute_type=settings.ct2_compute_type if on_cpu else settings.ct2_gpu_compute_type,
-            threads=settings.neural_threads,
-            batch_tokens=settings.neural_batch_tokens if on_cpu else settings.gpu_batch_tokens,
-            max_output_tokens=settings.neural_max_output_tokens,
-        ),
-        "transformers": TransformersEngine(
-            settings.models_dir,
-            cache=cache,
-            device=device,
-            dtype="float32" if on_cpu else settings.transformers_gpu_dtype,
-            batch_tokens=settings.neural_batch_tokens if on_cpu else settings.gpu_batch_tokens,
-            max_output_tokens=settings.neural_max_output_tokens,
-        ),
-        "apertium": ApertiumEngine(
-            settings.apertium_modes_dir,
-            pipelines_per_pair=settings.apertium_pipelines_per_pair,
-            max_uses=settings.apertium_max_uses,
-            read_timeout_s=settings.apertium_read_timeout_s,
-            idle_shutdown_s=settings.apertium_idle_shutdown_s,
-        ),
-    }
-    order = [name for name in settings.engine_preference if name in built]
-    order += [name for name in built if name not in order]
-    return Engines(built[name] for name in order)
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
 
+    @property
+    def settings(self) -> Settings:
+        return self.runtime.settings
 
-class _Base:
-    """Store, bus, clock and metrics, opened and closed in one order."""
+    @property
+    def store(self) -> JobStore:
+        return self.runtime.store
 
-    def __init__(
-        self,
-        settings: Settings,
-        *,
-        store: JobStore | None = None,
-        bus: Bus | None = None,
-        clock: Clock | None = None,
-    ) -> None:
-        self.settings = settings
-        self.clock = clock or SystemClock()
-        self.metrics = Metrics()
-        self.store = store or open_store(settings.resolved_database_url)
-        self.bus = bus or open_bus(settings.broker_url, prefix=settings.queue_prefix)
+    @property
+    def bus(self) -> Bus:
+        return self.runtime.bus
 
-    async def _open(self) -> None:
-        await self.store.open()
-        await self.bus.open()
+    @property
+    def clock(self) -> Clock:
+        return self.runtime.clock
 
-    async def _close(self) -> None:
-        await self.bus.close()
-        await self.store.close()
+    @property
+    def metrics(self) -> Metrics:
+        return self.runtime.metrics
 
     def alive(self) -> bool:
         """False once a part that should run forever has died (liveness fails)."""
         return True
 
+    async def ready(self) -> None:
+        """Raises ``TransientError`` unless the store and the bus answer."""
+        await self.store.ping()
+        try:
+            await self.bus.ping()
+        except Exception as exc:
+            raise TransientError(f"message bus unavailable: {exc}") from None
+
     def refresh_gauges(self) -> None:
         """Brings gauges that are read, not counted, up to date before a scrape."""
 
 
-class ApiService(_Base):
+class _Front:
+    """The API side of a process: engines, the manager and the synchronous translator."""
+
+    def __init__(self, runtime: Runtime, engines: Engines, intake: Intake) -> None:
+        self.engines = engines
+        self.manager = BatchRequestsManager(runtime, engines=engines, intake=intake)
+        self.translator = SyncTranslator(runtime.settings, engines, runtime.metrics)
+
+    def start(self) -> None:
+        self.manager.start()
+
+    async def stop(self) -> None:
+        await self.manager.stop()
+        await self.translator.close()
+        await self.engines.close()
+
+
+class _Dispatch:
+    """The queue and the watchdog that pops it."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        on_dispatch: Callable[[], None] = lambda: None,
+        reload_each_sweep: bool = True,
+    ) -> None:
+        self.queue = BatchRequestsQueue()
+        self.watchdog = Watchdog(
+            runtime,
+            queue=self.queue,
+            on_dispatch=on_dispatch,
+            reload_each_sweep=reload_each_sweep,
+        )
+        self._metrics = runtime.metrics
+
+    def refresh_gauges(self) -> None:
+        for pool in Pool:
+            self._metrics.queue_depth.labels(pool.value).set(self.queue.depth(pool))
+            self._metrics.in_flight.labels(pool.value).set(self.watchdog.in_flight(pool))
+
+
+class _Serving(_Program):
+    """A program that serves the public API: its ``front`` does the work of the routes."""
+
+    front: _Front
+
+    @property
+    def engines(self) -> Engines:
+        return self.front.engines
+
+    @property
+    def manager(self) -> BatchRequestsManager:
+        return self.front.manager
+
+    @property
+    def translator(self) -> SyncTranslator:
+        return self.front.translator
+
+
+class ApiService(_Serving):
     def __init__(
         self,
         settings: Settings,
         *,
         engines: Engines | None = None,
-        store: JobStore | None = None,
-        bus: Bus | None = None,
-        clock: Clock | None = None,
+        **adapters: Unpack[Adapters],
     ) -> None:
-        super().__init__(settings, store=store, bus=bus, clock=clock)
-        self.engines = engines or default_engines(settings)
-        self.manager = BatchRequestsManager(
-            settings=settings,
-            store=self.store,
-            engines=self.engines,
-            intake=self.make_intake(),
-            clock=self.clock,
-        )
-        self.batcher = DynamicBatcher(
-            self.engines,
-            self.metrics,
-            delay_s=settings.sync_batch_delay_s,
-            max_segments=settings.sync_batch_max_segments,
-        )
-
-    def make_intake(self) -> Intake:
-        return BusIntake(self.bus)
+        super().__init__(Runtime.from_settings(settings, **adapters))
+        self.front = _Front(self.runtime, engines or open_engines(settings), BusIntake(self.bus))
 
     async def start(self) -> None:
-        await self._open()
-        self.manager.start()
+        await self.runtime.open()
+        self.front.start()
         log.info("dragoman api started")
 
     async def stop(self) -> None:
-        await self.manager.stop()
-        await self.batcher.close()
-        await self.engines.close()
-        await self._close()
+        await self.front.stop()
+        await self.runtime.close()
 
 
-class WatchdogService(_Base):
-    """Runs the watchdog while it holds the lease; renews it every third of its TTL."""
+class EmbeddedService(_Serving):
+    """Everything one ``dragoman serve`` runs, with start and stop in a written-down order."""
 
     def __init__(
         self,
         settings: Settings,
         *,
-        store: JobStore | None = None,
-        bus: Bus | None = None,
-        clock: Clock | None = None,
+        engines: Engines | None = None,
+        **adapters: Unpack[Adapters],
     ) -> None:
-        super().__init__(settings, store=store, bus=bus, clock=clock)
-        self.holder = f"{settings.worker_host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.queue = BatchRequestsQueue()
-        self.watchdog = Watchdog(
-            settings=settings,
-            store=self.store,
-            bus=self.bus,
-            queue=self.queue,
-            clock=self.clock,
-            metrics=self.metrics,
+        super().__init__(Runtime.from_settings(settings, **adapters))
+        rt = self.runtime
+        # In-process GPU workers get engines of their own on the GPU; engines given by the
+        # caller serve both pools.
+        cpu_engines = engines or open_engines(settings)
+        self._engines = {Pool.CPU: cpu_engines, Pool.GPU: cpu_engines}
+        if engines is None and settings.gpu_max_workers > 0:
+            self._engines[Pool.GPU] = open_engines(settings, Pool.GPU)
+        # The queue and the watchdog live in this process: jobs go straight to them.
+        self.dispatch = _Dispatch(rt, on_dispatch=self._nudge_scalers, reload_each_sweep=False)
+        self.queue, self.watchdog = self.dispatch.queue, self.dispatch.watchdog
+        intake = LocalIntake(self.queue, self.watchdog.wake)
+        self.front = _Front(rt, cpu_engines, intake)
+        self.controllers = {
+            pool: InProcessController(self._worker_maker(pool), prefix=f"{pool}") for pool in Pool
+        }
+        self.scalers = {
+            pool: Scaler(rt, pool=pool, controller=self.controllers[pool])
+            for pool in Pool
+            if settings.max_workers(pool) > 0
+        }
+
+    @property
+    def workers(self) -> list[BatchWorker]:
+        return [worker for controller in self.controllers.values() for worker in controller.workers]
+
+    def _worker_maker(self, pool: Pool) -> Callable[[str], BatchWorker]:
+        def make(name: str) -> BatchWorker:
+            return BatchWorker(self.runtime, name=name, pool=pool, engines=self._engines[pool])
+
+        return make
+
+    def _nudge_scalers(self) -> None:
+        for scaler in self.scalers.values():
+            scaler.nudge()
+
+    async def start(self) -> None:
+        # Store first (migrations), then recovery, then the watchdog that dispatches what
+        # was recovered (it reloads the queued jobs), then the workers that consume it.
+        await self.runtime.open()
+        await self._requeue_orphans()
+        await self.watchdog.start()
+        # Each pool's autoscaler starts its in-process workers (standby ones at once) and
+        # grows the pool as the watchdog dispatches.
+        for scaler in self.scalers.values():
+            await scaler.step()
+            scaler.start()
+        self.front.start()
+        log.info(
+            "dragoman embedded service started: up to %d cpu and %d gpu workers",
+            self.settings.cpu_max_workers,
+            self.settings.gpu_max_workers,
         )
+
+    async def _requeue_orphans(self) -> None:
+        """In one process, jobs in flight at start-up lost their worker with the last run."""
+        for job in await self.store.in_status(sorted(IN_FLIGHT)):
+            await self.store.requeue(job.id, job.attempts, self.clock.now())
+            log.info("job %s requeued after a restart (attempt %d lost)", job.id, job.attempts)
+
+    async def stop(self) -> None:
+        # Workers stop first: what they committed stays, what they held is requeued at the
+        # next start. Then the watchdog, the engines' processes, the bus and the store.
+        for scaler in self.scalers.values():
+            await scaler.stop()
+        for controller in self.controllers.values():
+            await controller.close()
+        await self.watchdog.stop()
+        await self.front.stop()
+        if self._engines[Pool.GPU] is not self._engines[Pool.CPU]:
+            await self._engines[Pool.GPU].close()
+        await self.runtime.close()
+
+    def refresh_gauges(self) -> None:
+        self.dispatch.refresh_gauges()
+        for pool in Pool:
+            self.metrics.workers_current.labels(pool.value).set(len(self.controllers[pool].workers))
+
+
+class WatchdogService(_Program):
+    """Runs the watchdog while it holds the lease; renews it every third of its TTL."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        **adapters: Unpack[Adapters],
+    ) -> None:
+        super().__init__(Runtime.from_settings(settings, **adapters))
+        self.holder = f"{settings.worker_host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.dispatch = _Dispatch(self.runtime)
+        self.queue, self.watchdog = self.dispatch.queue, self.dispatch.watchdog
         self.active = False
         self._leasing: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        await self._open()
+        await self.runtime.open()
         self._leasing = asyncio.create_task(self._hold_lease(), name="watchdog-lease")
         log.info("dragoman watchdog %s started", self.holder)
 
@@ -218,9 +308,7 @@ class WatchdogService(_Base):
         return self._leasing is not None and not self._leasing.done()
 
     def refresh_gauges(self) -> None:
-        for pool in Pool:
-            self.metrics.queue_depth.labels(pool.value).set(self.queue.depth(pool))
-            self.metrics.in_flight.labels(pool.value).set(self.watchdog.in_flight(pool))
+        self.dispatch.refresh_gauges()
 
     async def stop(self) -> None:
         if self._leasing is not None:
@@ -230,10 +318,10 @@ class WatchdogService(_Base):
         if self.active:
             await self.watchdog.stop()
             self.active = False
-        await self._close()
+        await self.runtime.close()
 
 
-class WorkerService(_Base):
+class WorkerService(_Program):
     """One worker of one pool; ``stop`` drains it (the job in hand is finished first)."""
 
     def __init__(
@@ -242,37 +330,18 @@ class WorkerService(_Base):
         pool: Pool,
         *,
         engines: Engines | None = None,
-        store: JobStore | None = None,
-        bus: Bus | None = None,
-        clock: Clock | None = None,
+        **adapters: Unpack[Adapters],
     ) -> None:
-        super().__init__(settings, store=store, bus=bus, clock=clock)
+        super().__init__(Runtime.from_settings(settings, **adapters))
         self.pool = pool
-        self.engines = engines or default_engines(settings, pool)
-        self.worker = BatchWorker(
-            name=f"{pool}-{settings.worker_host}-{os.getpid()}",
-            pool=pool,
-            settings=settings,
-            store=self.store,
-            bus=self.bus,
-            engines=self.engines,
-            clock=self.clock,
-            metrics=self.metrics,
-        )
-        self.registration = Registration(
-            self.worker,
-            store=self.store,
-            engines=self.engines,
-            clock=self.clock,
-            host=settings.worker_host,
-            interval_s=settings.heartbeat_interval_s,
-        )
+        self.engines = engines or open_engines(settings, pool)
+        name = f"{pool}-{settings.worker_host}-{os.getpid()}"
+        self.worker = BatchWorker(self.runtime, name=name, pool=pool, engines=self.engines)
         self._running: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
-        await self._open()
+        await self.runtime.open()
         self._running = asyncio.create_task(self.worker.run(), name=f"worker-{self.worker.name}")
-        await self.registration.start()
         log.info("dragoman worker %s started", self.worker.name)
 
     def alive(self) -> bool:
@@ -282,50 +351,43 @@ class WorkerService(_Base):
         if self._running is not None:
             log.info("worker %s draining", self.worker.name)
             await self.worker.drain(self._running)
-        await self.registration.stop()
         await self.engines.close()
-        await self._close()
+        await self.runtime.close()
         log.info("worker %s stopped", self.worker.name)
 
 
-class ScalerService(_Base):
-    """``dragoman scaler``: one pool's autoscaler over a process or Kubernetes backend."""
+class ScalerService(_Program):
+    """``dragoman scaler``: one pool's autoscaler over a process or Kubernetes backend. It
+    needs the store only: the bus is never opened."""
 
     def __init__(
         self,
         settings: Settings,
         pool: Pool,
         make_controller: Callable[[WorkerSource], ReplicaController],
-        *,
-        store: JobStore | None = None,
-        clock: Clock | None = None,
+        **adapters: Unpack[Adapters],
     ) -> None:
-        super().__init__(settings, store=store, bus=None, clock=clock)
+        super().__init__(Runtime.from_settings(settings, **adapters))
         self.pool = pool
-        self.scaler = Scaler(
-            pool=pool,
-            settings=settings,
-            store=self.store,
-            controller=make_controller(self.live_workers),
-            metrics=self.metrics,
-            clock=self.clock,
-        )
+        controller = make_controller(self.live_workers)
+        self.scaler = Scaler(self.runtime, pool=pool, controller=controller)
 
     async def live_workers(self) -> list[WorkerInfo]:
         ttl = timedelta(seconds=self.settings.worker_ttl_s)
         return await self.store.live_workers(self.pool, self.clock.now() - ttl)
 
     async def start(self) -> None:
-        await self._open()
+        await self.runtime.open(bus=False)
         self.scaler.start()
         log.info("dragoman scaler of pool %s started", self.scaler.pool)
 
     def alive(self) -> bool:
         return self.scaler.alive()
 
+    async def ready(self) -> None:
+        await self.store.ping()
+
     async def stop(self) -> None:
         await self.scaler.stop()
-        close = getattr(self.scaler.controller, "close", None)
-        if close is not None:
-            await close()  # local worker processes drain and exit
-        await self._close()
+        await self.scaler.controller.close()  # local worker processes drain and exit
+        await self.runtime.close(bus=False)

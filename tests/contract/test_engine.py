@@ -15,7 +15,7 @@ from dragoman.engines import Engine, Pair
 from dragoman.engines.apertium import ApertiumEngine
 from dragoman.engines.ct2 import CTranslate2Engine
 from dragoman.engines.hf import TransformersEngine
-from dragoman.engines.models import ModelCache
+from dragoman.engines.model_cache import ModelCache
 from tests.integration.conftest import MODES_DIR
 from tests.neural.conftest import EN_FR, tiny_models  # noqa: F401  (a fixture)
 

@@ -17,8 +17,8 @@ from dragoman.models import (
     Priority,
     RelayRequest,
     RelayStatus,
+    WorkerInfo,
 )
-from dragoman.scaling import WorkerInfo
 from dragoman.store import JobStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

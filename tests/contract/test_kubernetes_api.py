@@ -14,8 +14,7 @@ import yaml
 from kubernetes import client
 
 from dragoman.errors import TransientError
-from dragoman.models import Pool
-from dragoman.scaling import WorkerInfo
+from dragoman.models import Pool, WorkerInfo
 from dragoman.scaling import kubernetes as kube
 from dragoman.scaling.kubernetes import KubernetesController, kubernetes_controller
 

@@ -4,7 +4,6 @@ ReplicaSet)."""
 
 from __future__ import annotations
 
-import functools
 import os
 import socket
 from collections.abc import AsyncIterator
@@ -15,14 +14,13 @@ import pytest
 
 from dragoman.bus.memory import MemoryBus
 from dragoman.clock import SystemClock
-from dragoman.engines.registry import Engines
-from dragoman.metrics import Metrics
-from dragoman.models import Pool
-from dragoman.scaling import ReplicaController, WorkerInfo
+from dragoman.engines import Engines
+from dragoman.models import Pool, WorkerInfo
+from dragoman.runtime import Runtime
+from dragoman.scaling import ReplicaController
 from dragoman.scaling.inprocess import InProcessController
 from dragoman.scaling.kubernetes import KubernetesController
 from dragoman.scaling.process import ProcessController
-from dragoman.scaling.registry import Registration
 from dragoman.settings import Settings
 from dragoman.store.sql import SqlJobStore
 from dragoman.worker import BatchWorker
@@ -44,30 +42,15 @@ class Harness(Protocol):
 
 class InProcess:
     def __init__(self, tmp_path: Path) -> None:
-        settings = Settings(data_dir=tmp_path)
+        settings = Settings(data_dir=tmp_path, worker_host="h", heartbeat_interval_s=1)
         self.store = SqlJobStore(f"sqlite+aiosqlite:///{tmp_path / 'store.db'}")
-        bus, engines, clock = MemoryBus(), Engines([ScriptedEngine()]), SystemClock()
+        runtime = Runtime(settings, self.store, MemoryBus(), SystemClock())
+        engines = Engines([ScriptedEngine()])
 
-        def make(name: str, pool: Pool) -> BatchWorker:
-            return BatchWorker(
-                name=name,
-                pool=pool,
-                settings=settings,
-                store=self.store,
-                bus=bus,
-                engines=engines,
-                clock=clock,
-                metrics=Metrics(),
-            )
+        def make(name: str) -> BatchWorker:
+            return BatchWorker(runtime, name=name, pool=Pool.CPU, engines=engines)
 
-        def register(worker: BatchWorker) -> Registration:
-            return Registration(
-                worker, store=self.store, engines=engines, clock=clock, host="h", interval_s=1
-            )
-
-        self.impl = InProcessController(
-            functools.partial(make, pool=Pool.CPU), register, prefix="cpu"
-        )
+        self.impl: InProcessController[BatchWorker] = InProcessController(make, prefix="cpu")
         self.controller: ReplicaController = self.impl
 
     def members(self) -> list[WorkerInfo]:

@@ -16,8 +16,9 @@ from typing import Any
 
 import httpx
 
-from dragoman.bus import DEAD_LETTER_QUEUE, WATCHDOG_QUEUE, work_queue
+from dragoman.bus import DEAD_LETTER_QUEUE
 from dragoman.bus.rabbitmq import RabbitBus
+from dragoman.messages import WATCHDOG_QUEUE, work_queue
 from tests.contract.conftest import drop_postgres_database, fresh_postgres_database
 from tests.integration.server import free_port
 

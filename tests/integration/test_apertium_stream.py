@@ -7,7 +7,7 @@ import subprocess
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dragoman.engines.apertium_stream import deformat, reformat
+from dragoman.engines.apertium.stream import deformat, reformat
 
 # Letters, Apertium's stream-format characters, blanks and a little Unicode.
 ALPHABET = "ab .,?!^$[]{}\\/@*#<>~\t\n\r'\"-ñ漢🙂"

@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 
-from dragoman.bus import DEAD_LETTER_QUEUE, WATCHDOG_QUEUE, Bus
+from dragoman.bus import DEAD_LETTER_QUEUE, Bus
 from dragoman.bus.memory import MemoryBus
 from dragoman.bus.rabbitmq import RabbitBus
 from dragoman.clock import SystemClock
+from dragoman.messages import WATCHDOG_QUEUE
 from dragoman.models import RelayStatus
+from dragoman.queue import BatchRequestsQueue
 from dragoman.relay import RelayClient, RelayFailure, serve_requests
-from dragoman.service.queue import BatchRequestsQueue
+from dragoman.runtime import Runtime
 from dragoman.settings import Settings
 from dragoman.store import JobStore
 from dragoman.store.sql import SqlJobStore
@@ -66,13 +68,8 @@ class Relaying:
         self.watchdog: Watchdog | None = None
 
     async def start(self) -> None:
-        self.watchdog = Watchdog(
-            settings=SETTINGS,
-            store=self.store,
-            bus=self.bus,
-            queue=BatchRequestsQueue(),
-            clock=SystemClock(),
-        )
+        runtime = Runtime(SETTINGS, self.store, self.bus, SystemClock())
+        self.watchdog = Watchdog(runtime, queue=BatchRequestsQueue())
         await self.watchdog.start()
 
     async def stop(self) -> None:

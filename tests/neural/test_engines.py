@@ -14,7 +14,8 @@ import pytest
 from dragoman.engines import Engine, Pair
 from dragoman.engines.ct2 import CTranslate2Engine
 from dragoman.engines.hf import TransformersEngine, length_batches
-from dragoman.engines.models import ModelCache, ModelCatalog, ModelKey, directory_size
+from dragoman.engines.model_cache import ModelCache, ModelKey, directory_size
+from dragoman.engines.neural import ModelCatalog
 from dragoman.errors import EngineError, UnsupportedPair
 from tests.conftest import CORPUS_DIR
 from tests.neural.conftest import EN_FR

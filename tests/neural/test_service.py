@@ -12,9 +12,9 @@ import httpx
 import pytest
 
 from dragoman.api.app import create_app
-from dragoman.embedded import EmbeddedService
 from dragoman.engines.ct2 import CTranslate2Engine
-from dragoman.engines.models import ModelCache
+from dragoman.engines.model_cache import ModelCache
+from dragoman.services import EmbeddedService
 from tests.conftest import CORPUS_DIR
 from tests.neural.conftest import EN_FR
 

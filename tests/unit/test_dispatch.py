@@ -9,17 +9,16 @@ from typing import Any
 
 import pytest
 
-from dragoman.bus import work_queue, worker_queue
 from dragoman.bus.memory import MemoryBus
-from dragoman.embedded import EmbeddedService
-from dragoman.engines import Pair
-from dragoman.engines.registry import Engines
+from dragoman.engines import Engines, Pair
 from dragoman.errors import NotFound
+from dragoman.manager import BatchRequestsManager, LocalIntake
+from dragoman.messages import work_queue, worker_queue
 from dragoman.metrics import Metrics
-from dragoman.models import Document, JobStatus, Pool
-from dragoman.scaling import WorkerInfo
-from dragoman.service.manager import BatchRequestsManager, LocalIntake
-from dragoman.service.queue import BatchRequestsQueue
+from dragoman.models import Document, JobStatus, Pool, WorkerInfo
+from dragoman.queue import BatchRequestsQueue
+from dragoman.runtime import Runtime
+from dragoman.services import EmbeddedService
 from dragoman.store.sql import SqlJobStore
 from dragoman.watchdog import Watchdog
 from tests.conftest import FakeClock, ScriptedEngine, wait_until
@@ -187,15 +186,10 @@ async def routing(make_settings: Any, clock: FakeClock) -> AsyncIterator[Any]:
     bus = MemoryBus()
     queue = BatchRequestsQueue()
     metrics = Metrics()
-    watchdog = Watchdog(
-        settings=settings, store=store, bus=bus, queue=queue, clock=clock, metrics=metrics
-    )
+    runtime = Runtime(settings, store, bus, clock, metrics)
+    watchdog = Watchdog(runtime, queue=queue)
     manager = BatchRequestsManager(
-        settings=settings,
-        store=store,
-        engines=Engines([ScriptedEngine()]),
-        intake=LocalIntake(queue, lambda: None),
-        clock=clock,
+        runtime, engines=Engines([ScriptedEngine()]), intake=LocalIntake(queue, lambda: None)
     )
     consumers: list[Any] = []
 

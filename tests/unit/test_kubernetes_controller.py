@@ -9,8 +9,8 @@ import pytest
 from kubernetes.client.exceptions import ApiException
 
 from dragoman.errors import TransientError
-from dragoman.models import Pool
-from dragoman.scaling import ReplicaController, WorkerInfo
+from dragoman.models import Pool, WorkerInfo
+from dragoman.scaling import ReplicaController
 from dragoman.scaling.kubernetes import (
     COST_BUSY,
     COST_IDLE,

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 
-from dragoman.embedded import EmbeddedService
-from dragoman.engines import Pair
-from dragoman.engines.registry import Engines
+from dragoman.engines import Engines, Pair
 from dragoman.models import Document, JobStatus, Priority
+from dragoman.services import EmbeddedService
 from tests.conftest import FakeClock, ScriptedEngine, wait_until
 
 PAIR = Pair("en", "es")

@@ -1,5 +1,5 @@
 from dragoman.models import Pool, Priority
-from dragoman.service.queue import BatchRequestsQueue, Waiting
+from dragoman.queue import BatchRequestsQueue, Waiting
 
 
 def waiting(

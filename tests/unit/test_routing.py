@@ -2,10 +2,12 @@ from typing import Any
 
 import pytest
 
-from dragoman.engines.registry import Engines
+from dragoman.bus.memory import MemoryBus
+from dragoman.engines import Engines
+from dragoman.manager import BatchRequestsManager, LocalIntake
 from dragoman.models import Pool
-from dragoman.service.manager import BatchRequestsManager, LocalIntake
-from dragoman.service.queue import BatchRequestsQueue
+from dragoman.queue import BatchRequestsQueue
+from dragoman.runtime import Runtime
 from dragoman.store.sql import SqlJobStore
 from tests.conftest import FakeClock, ScriptedEngine
 
@@ -13,12 +15,13 @@ GPU_ENGINE = ScriptedEngine(gpu_capable=True)
 
 
 def manager(settings: Any) -> BatchRequestsManager:
+    runtime = Runtime(
+        settings, SqlJobStore("sqlite+aiosqlite:///:memory:"), MemoryBus(), FakeClock()
+    )
     return BatchRequestsManager(
-        settings=settings,
-        store=SqlJobStore("sqlite+aiosqlite:///:memory:"),
+        runtime,
         engines=Engines([ScriptedEngine()]),
         intake=LocalIntake(BatchRequestsQueue(), lambda: None),
-        clock=FakeClock(),
     )
 
 

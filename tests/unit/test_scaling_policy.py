@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dragoman.models import Pool
-from dragoman.scaling import WorkerInfo
+from dragoman.models import Pool, WorkerInfo
 from dragoman.scaling.policy import PoolPolicy, Reason, ScalePolicy, choose_victims
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

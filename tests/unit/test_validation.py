@@ -2,7 +2,7 @@ import pytest
 
 from dragoman.errors import InvalidRequest, InvalidSegment, PayloadTooLarge
 from dragoman.models import Document
-from dragoman.service.validation import check_segments
+from dragoman.validation import check_segments
 
 
 def check(*segments: str, max_segments: int = 10, max_chars: int = 20) -> int:

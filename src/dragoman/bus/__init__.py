@@ -1,4 +1,5 @@
-"""Message queues between the manager, the watchdog and the workers."""
+"""Durable queues of JSON messages: the transport only (``dragoman.messages`` says what
+travels on which queue)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,7 @@ from typing import Any, Protocol
 
 Message = dict[str, Any]
 
-WATCHDOG_QUEUE = "watchdog"
-DEAD_LETTER_QUEUE = "dead"
-
-
-def work_queue(pool: str) -> str:
-    """The queue a pool's workers consume."""
-    return f"work.{pool}"
-
-
-def worker_queue(worker: str) -> str:
-    """One worker's private queue: work routed to it because its model is warm."""
-    return f"worker.{worker}"
+DEAD_LETTER_QUEUE = "dead"  # where rejected messages go
 
 
 class Delivery(Protocol):

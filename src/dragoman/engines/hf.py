@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dragoman.engines.models import HostedEngine, ModelCache, ModelHost
+from dragoman.engines.model_cache import ModelCache
+from dragoman.engines.neural import HostedEngine, ModelHost
 from dragoman.errors import EngineError
 
 DTYPES = ("float32", "bfloat16", "float16")

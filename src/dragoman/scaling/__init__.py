@@ -1,32 +1,19 @@
-"""Autoscaling of the worker pools: who the workers are, and what can change their number.
+"""Autoscaling of the worker pools: what can change their number.
 
-The seams: the worker registry (each worker's ``WorkerInfo``, refreshed while it lives) and
-the ``ReplicaController`` that one scaler per pool drives (in-process tasks, local processes,
-or a Kubernetes Deployment's scale subresource).
+The seam is the ``ReplicaController`` that one scaler per pool drives (in-process tasks,
+local processes, or a Kubernetes Deployment's scale subresource). The scaler reads the
+worker registry (``WorkerInfo`` rows, which each worker refreshes while it lives).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
-from dragoman.models import Pool
+from dragoman.models import Pool, WorkerInfo
 
-
-@dataclass(frozen=True, slots=True)
-class WorkerInfo:
-    """One live worker as the registry last saw it."""
-
-    id: str
-    pool: Pool
-    host: str  # host name, or the pod's name on Kubernetes
-    busy: bool
-    # What it has loaded, as "engine:source-target" ("apertium:en-es", ...)
-    warm_pairs: frozenset[str] = field(default_factory=frozenset)
-    last_seen: datetime | None = None
-    pid: int | None = None
+# The pool's live workers, read from the worker registry when a controller must pick victims.
+WorkerSource = Callable[[], Awaitable[list[WorkerInfo]]]
 
 
 class ReplicaController(Protocol):
@@ -41,3 +28,38 @@ class ReplicaController(Protocol):
         (idle ones, chosen by the policy); a backend that cannot pick its victims makes them
         the cheapest to remove."""
         ...
+
+    async def close(self) -> None:
+        """Lets go of the backend (local worker processes drain and exit)."""
+        ...
+
+
+# The backends of ``dragoman scaler --backend``.
+CONTROLLER_BACKENDS = ("process", "kubernetes")
+
+
+def open_controller(
+    backend: str,
+    pool: Pool,
+    workers: WorkerSource | None = None,
+    *,
+    deployment: str | None = None,
+    namespace: str | None = None,
+) -> ReplicaController:
+    """The controller of a standalone scaler: ``process`` runs ``dragoman worker`` processes
+    on this host; ``kubernetes`` scales the pool's Deployment (``deployment``, by default
+    ``dragoman-worker-<pool>``, in ``namespace`` or the pod's own), ranking the ``workers``
+    it removes. ``ValueError`` names the backends for any other."""
+    if backend == "process":
+        from dragoman.scaling.process import ProcessController
+
+        return ProcessController(pool)
+    if backend == "kubernetes":
+        from dragoman.scaling.kubernetes import kubernetes_controller
+
+        if workers is None:
+            return kubernetes_controller(pool, deployment=deployment, namespace=namespace)
+        return kubernetes_controller(
+            pool, deployment=deployment, namespace=namespace, workers=workers
+        )
+    raise ValueError(f"backend must be one of {', '.join(CONTROLLER_BACKENDS)}, not {backend!r}")

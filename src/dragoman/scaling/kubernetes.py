@@ -20,8 +20,7 @@ from kubernetes.client.exceptions import ApiException
 from urllib3.exceptions import HTTPError
 
 from dragoman.errors import TransientError
-from dragoman.models import Pool
-from dragoman.scaling import WorkerInfo
+from dragoman.models import Pool, WorkerInfo
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +120,9 @@ class KubernetesController:
             _request_timeout=self._timeout_s,
             _content_type=MERGE_PATCH,
         )
+
+    async def close(self) -> None:
+        """Nothing to let go of: the Deployment keeps its pods when the scaler stops."""
 
     async def _read_scale(self) -> V1Scale:
         return await self._call(

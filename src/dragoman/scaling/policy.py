@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from dragoman.models import Pool
-from dragoman.scaling import WorkerInfo
+from dragoman.models import Pool, WorkerInfo
 from dragoman.settings import Settings
 
 

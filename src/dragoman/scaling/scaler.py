@@ -9,14 +9,11 @@ import time
 from collections.abc import Callable
 from datetime import timedelta
 
-from dragoman.clock import Clock
 from dragoman.errors import TransientError
-from dragoman.metrics import Metrics
 from dragoman.models import JobStatus, Pool
+from dragoman.runtime import Runtime
 from dragoman.scaling import ReplicaController
 from dragoman.scaling.policy import Decision, PoolPolicy, ScalePolicy, choose_victims
-from dragoman.settings import Settings
-from dragoman.store import JobStore
 
 log = logging.getLogger(__name__)
 
@@ -28,21 +25,18 @@ class Scaler:
 
     def __init__(
         self,
+        runtime: Runtime,
         *,
         pool: Pool,
-        settings: Settings,
-        store: JobStore,
         controller: ReplicaController,
-        metrics: Metrics,
-        clock: Clock,
         monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         self.pool = pool
-        self._settings = settings
-        self._store = store
+        self._settings = settings = runtime.settings
+        self._store = runtime.store
+        self._metrics = runtime.metrics
+        self._clock = runtime.clock
         self.controller = controller
-        self._metrics = metrics
-        self._clock = clock
         self.policy = ScalePolicy(PoolPolicy.from_settings(settings, pool), monotonic)
         self._nudged = asyncio.Event()
         self._task: asyncio.Task[None] | None = None

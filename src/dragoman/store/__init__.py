@@ -1,4 +1,9 @@
-"""Where jobs, their segments and their results live."""
+"""Where jobs, their segments and their results live.
+
+The store is one database behind four protocols, so that a role can name the part it uses:
+``Jobs`` (the jobs and their fenced transitions), ``Leases``, ``RelayLog`` and
+``WorkerRegistry``. ``JobStore`` is all four, with the life cycle.
+"""
 
 from __future__ import annotations
 
@@ -14,11 +19,11 @@ from dragoman.models import (
     Pool,
     RelayRequest,
     RelayStatus,
+    WorkerInfo,
 )
-from dragoman.scaling import WorkerInfo
 
 
-class JobStore(Protocol):
+class Jobs(Protocol):
     """Durable job state. Every write that a worker or the watchdog makes on behalf of an
     attempt is fenced: it applies only while that attempt is the job's current one.
 
@@ -27,16 +32,6 @@ class JobStore(Protocol):
     claimed, fenced, retried, listed as stale or unclaimed and counted. A parent follows its
     shards: each write on a shard updates the parent in the same transaction.
     """
-
-    async def open(self) -> None:
-        """Connects and brings the schema up to date."""
-        ...
-
-    async def close(self) -> None: ...
-
-    async def ping(self) -> None:
-        """Raises ``StoreUnavailable`` when the database cannot be reached."""
-        ...
 
     async def create(
         self, job: Job, documents: Sequence[Document], shards: Sequence[Job] = ()
@@ -75,10 +70,6 @@ class JobStore(Protocol):
         """``submitted`` → ``running`` for ``attempt``; False if another delivery of it was
         claimed already, the attempt is stale, the job was cancelled or is a parent. A
         shard's parent becomes ``running`` and shows the shard's attempt if higher."""
-        ...
-
-    async def acquire_lease(self, name: str, holder: str, ttl_s: float, now: datetime) -> bool:
-        """Takes or renews the lease ``name`` for ``holder``; False while another holds it."""
         ...
 
     async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
@@ -138,6 +129,27 @@ class JobStore(Protocol):
         """Restarts the wait of a submitted, unclaimed attempt; False if it moved on."""
         ...
 
+    async def purge(self, finished_before: datetime) -> int:
+        """Deletes finished top-level jobs, their shards and their data (and closed relayed
+        requests); returns how many top-level jobs."""
+        ...
+
+    async def counts(self, pool: Pool | None = None) -> dict[JobStatus, int]:
+        """Dispatchable units per status (of one pool, or all)."""
+        ...
+
+
+class Leases(Protocol):
+    """Named leases with a deadline: one holder at a time (the active watchdog)."""
+
+    async def acquire_lease(self, name: str, holder: str, ttl_s: float, now: datetime) -> bool:
+        """Takes or renews the lease ``name`` for ``holder``; False while another holds it."""
+        ...
+
+
+class RelayLog(Protocol):
+    """Requests relayed through the watchdog, from open to answered or failed."""
+
     async def open_request(self, request: RelayRequest) -> bool:
         """Records a relayed request; False if one with that id exists already."""
         ...
@@ -156,10 +168,9 @@ class JobStore(Protocol):
         """Open requests whose target has not heartbeaten since ``heartbeat_before``."""
         ...
 
-    async def purge(self, finished_before: datetime) -> int:
-        """Deletes finished top-level jobs, their shards and their data (and closed relayed
-        requests); returns how many top-level jobs."""
-        ...
+
+class WorkerRegistry(Protocol):
+    """The worker registry: each live worker's ``WorkerInfo``, refreshed while it lives."""
 
     async def register_worker(self, worker: WorkerInfo, now: datetime) -> None:
         """Adds or refreshes a worker in the registry (``now`` is its last sign of life)."""
@@ -177,8 +188,19 @@ class JobStore(Protocol):
         """Removes workers not seen since ``seen_before``; returns how many."""
         ...
 
-    async def counts(self, pool: Pool | None = None) -> dict[JobStatus, int]:
-        """Dispatchable units per status (of one pool, or all)."""
+
+class JobStore(Jobs, Leases, RelayLog, WorkerRegistry, Protocol):
+    """The whole store: ``Jobs``, ``Leases``, ``RelayLog`` and ``WorkerRegistry`` on one
+    database, opened and closed as one."""
+
+    async def open(self) -> None:
+        """Connects and brings the schema up to date."""
+        ...
+
+    async def close(self) -> None: ...
+
+    async def ping(self) -> None:
+        """Raises ``StoreUnavailable`` when the database cannot be reached."""
         ...
 
 

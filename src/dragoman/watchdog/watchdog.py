@@ -1,11 +1,10 @@
-"""Watchdog: hands queued jobs to their pool's workers while capacity allows, relays the
-workers' completions, and retries (or fails) jobs whose heartbeats stop. It also relays
-requests between services (``dragoman.relay``).
+"""Watchdog: hands queued jobs to their pool's workers while capacity allows, records the
+workers' reports, and retries (or fails) jobs whose heartbeats stop. It also tracks the
+requests that services send each other (``dragoman.relay``).
 
 Dispatch groups small waiting jobs of one pair and engine into one message (one engine
-batch on one worker), sends work to an idle worker that has its model warm when the worker
-registry knows one (else to the pool's queue), and moves GPU jobs to the CPU pool when no
-GPU worker is there to take them.
+batch on one worker), sends it warm when it can (``routing``), and moves GPU jobs to the
+CPU pool when no GPU worker is there to take them. The messages: ``dragoman.messages``.
 
 Its state is the store's: in-flight jobs are rows with a heartbeat deadline, so a restarted
 watchdog adopts every open job. The in-memory ``_in_flight`` map only mirrors the store for
@@ -21,18 +20,16 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import timedelta
 
-from dragoman.bus import WATCHDOG_QUEUE, Bus, Message, work_queue, worker_queue
-from dragoman.clock import Clock
+from dragoman.bus import Message
 from dragoman.errors import TransientError
-from dragoman.metrics import Metrics
-from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool, Priority
-from dragoman.scaling import WorkerInfo
-from dragoman.service.queue import BatchRequestsQueue, Waiting, model_key
-from dragoman.settings import Settings
-from dragoman.store import JobStore
-from dragoman.watchdog.relay import Relay
+from dragoman.messages import WATCHDOG_QUEUE, Done, Queued, Work
+from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool
+from dragoman.queue import BatchRequestsQueue, Waiting
+from dragoman.relay import RelayTracker
+from dragoman.runtime import Runtime
+from dragoman.watchdog.routing import Router
 
 log = logging.getLogger(__name__)
 
@@ -48,36 +45,37 @@ class _Flight:
 class Watchdog:
     def __init__(
         self,
+        runtime: Runtime,
         *,
-        settings: Settings,
-        store: JobStore,
-        bus: Bus,
         queue: BatchRequestsQueue,
-        clock: Clock,
         on_dispatch: Callable[[], None] = lambda: None,
         reload_each_sweep: bool = True,
-        metrics: Metrics | None = None,
     ) -> None:
         # Jobs reach the queue by notices over the bus, which can be lost; an in-process
         # intake cannot lose them, so the store's queued jobs are read once, at start.
         self._reload_each_sweep = reload_each_sweep
-        self._settings = settings
+        self._settings = settings = runtime.settings
         self._on_dispatch = on_dispatch
-        self._store = store
-        self._bus = bus
+        self._store = runtime.store
+        self._bus = runtime.bus
         self._queue = queue
-        self._clock = clock
+        self._clock = runtime.clock
+        self._metrics = runtime.metrics
         self._in_flight: dict[str, _Flight] = {}
-        self._metrics = metrics or Metrics()
-        # The worker registry as of the last sweep, and when each worker was last sent
-        # work directly (it counts as busy until its next registration says otherwise).
-        self._workers: dict[Pool, list[WorkerInfo]] = {pool: [] for pool in Pool}
-        self._routed_at: dict[str, datetime] = {}
-        self._route_counts: dict[Pool, list[int]] = {pool: [0, 0] for pool in Pool}  # warm, all
+        self._router = Router(
+            registry=runtime.store,
+            bus=runtime.bus,
+            clock=runtime.clock,
+            metrics=runtime.metrics,
+            ttl_s=settings.worker_ttl_s,
+        )
         self._wakeup = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
-        self.relay = Relay(
-            store=store, bus=bus, clock=clock, timeout_s=settings.heartbeat_timeout_s
+        self.relay = RelayTracker(
+            store=runtime.store,
+            bus=runtime.bus,
+            clock=runtime.clock,
+            timeout_s=settings.heartbeat_timeout_s,
         )
 
     # -- capacity -------------------------------------------------------------------------
@@ -118,7 +116,7 @@ class Watchdog:
         """GPU jobs go to the CPU pool once they have waited ``gpu_fallback_s`` with no
         GPU worker registered (none configured, none started, all gone)."""
         # Cheap checks first: this runs on every dispatch, and the scan below is per job.
-        if self._settings.gpu_max_workers == 0 or self._workers[Pool.GPU]:
+        if self._settings.gpu_max_workers == 0 or self._router.workers(Pool.GPU):
             return
         patience = self._settings.gpu_fallback_s
         for waiting in self._queue.waiting(Pool.GPU):
@@ -144,12 +142,7 @@ class Watchdog:
             self._in_flight[job.id] = _Flight(job.pool, job.attempts, slot)
         # Committed first, published second: if the publish is lost (a crash, the broker
         # down), the jobs stay submitted and unclaimed, and the sweep publishes them again.
-        body: Message = (
-            {"job_id": jobs[0].id, "attempt": jobs[0].attempts}
-            if len(jobs) == 1
-            else {"jobs": [{"job_id": job.id, "attempt": job.attempts} for job in jobs]}
-        )
-        worker = await self._route(jobs[0], body)
+        worker = await self._router.send(jobs[0], Work.of(jobs))
         for job in jobs:
             log.info(
                 "job %s submitted to %s (attempt %d%s)",
@@ -160,30 +153,6 @@ class Watchdog:
             )
         return True
 
-    async def _route(self, job: Job, body: Message) -> str | None:
-        """Sends ``body`` to an idle worker with the job's model warm, else to the pool's
-        queue; returns the worker's name when routed."""
-        key = model_key(job)
-        now = self._clock.now()
-        for worker in self._workers[job.pool]:
-            routed = self._routed_at.get(worker.id)
-            sent_since = routed is not None and (
-                worker.last_seen is None or routed >= worker.last_seen
-            )
-            if worker.busy or sent_since or key not in worker.warm_pairs:
-                continue
-            if await self._bus.publish_private(worker_queue(worker.id), body):
-                self._routed_at[worker.id] = now
-                self._count_route(job.pool, warm=True)
-                return worker.id
-        await self._bus.publish(work_queue(job.pool), body)
-        self._count_route(job.pool, warm=False)
-        return None
-
-    async def _publish_work(self, job: Job) -> None:
-        """Publishes one job on its pool's queue (the republishing path)."""
-        await self._bus.publish(work_queue(job.pool), {"job_id": job.id, "attempt": job.attempts})
-
     async def republish(self, jobs: list[Job]) -> int:
         """Publishes submitted jobs again: the broker may have lost their messages. A worker
         drops a second delivery of an attempt that is claimed already."""
@@ -191,7 +160,7 @@ class Watchdog:
         now = self._clock.now()
         for job in jobs:
             if await self._store.resubmit(job.id, job.attempts, now):
-                await self._publish_work(job)
+                await self._router.send(job, Work.of([job]))
                 sent += 1
         if sent:
             log.info("%d submitted jobs published again", sent)
@@ -209,49 +178,35 @@ class Watchdog:
     # -- completions ----------------------------------------------------------------------
 
     async def handle(self, message: Message) -> None:
-        """A message on the watchdog's queue: a worker's report ``{"type": "done", "job_id",
-        "attempt", "status", "error"}``, an API's ``{"type": "queued", "job_id", "pool",
-        "priority", "tenant"}``, or a relayed request's traffic (``relay.*``)."""
+        """A message on the watchdog's queue: a worker's ``Done``, an API's ``Queued``, or
+        a relayed request's traffic (``relay.*``). Raises ``ValueError`` on a malformed one."""
         kind = str(message.get("type", ""))
         if kind == "done":
-            await self._done(message)
+            await self._done(Done.from_body(message))
         elif kind == "queued":
-            self._queue.push(
-                Waiting(
-                    str(message["job_id"]),
-                    Pool(message["pool"]),
-                    Priority(message["priority"]),
-                    message.get("tenant"),
-                    batch_key=str(message.get("batch_key", "")),
-                    segments=int(message.get("segments", 0)),
-                    alone=bool(message.get("alone", False)),
-                )
-            )
+            self._queue.push(Waiting.of_notice(Queued.from_body(message)))
             self.wake()
         elif kind.startswith("relay."):
             await self.relay.handle(message)
         else:
             log.error("unknown message on the watchdog's queue dropped: %r", message)
 
-    async def _done(self, message: Message) -> None:
-        job_id, attempt = str(message["job_id"]), int(message["attempt"])
+    async def _done(self, done: Done) -> None:
+        job_id, attempt, error = done.job_id, done.attempt, done.error
         # The store fences every write below by attempt: a stale report changes nothing.
         flight = self._in_flight.get(job_id)
         if flight is not None and flight.attempt == attempt:
             del self._in_flight[job_id]
-        status = JobStatus(message["status"])
-        error = message.get("error")
-        job_error = JobError(error["code"], error["message"]) if error else None
         now = self._clock.now()
-        if status is JobStatus.SUCCEEDED:
-            if await self._store.finish(job_id, attempt, status, None, now):
+        if done.status is JobStatus.SUCCEEDED:
+            if await self._store.finish(job_id, attempt, done.status, None, now):
                 log.info("job %s succeeded", job_id)
-        elif status is JobStatus.FAILED and message.get("retryable") and job_error:
-            await self._retry_or_fail(job_id, attempt, job_error)
-        elif status is JobStatus.FAILED and await self._store.finish(
-            job_id, attempt, status, job_error, now
+        elif done.status is JobStatus.FAILED and done.retryable and error:
+            await self._retry_or_fail(job_id, attempt, error)
+        elif done.status is JobStatus.FAILED and await self._store.finish(
+            job_id, attempt, done.status, error, now
         ):
-            log.info("job %s failed: %s", job_id, job_error.message if job_error else "")
+            log.info("job %s failed: %s", job_id, error.message if error else "")
         self.wake()
 
     async def _retry_or_fail(self, job_id: str, attempt: int, error: JobError) -> None:
@@ -286,7 +241,7 @@ class Watchdog:
         await self.relay.sweep()
         if self._reload_each_sweep:
             await self.reload()
-        await self._refresh_workers(now)
+        await self._router.refresh(now)
         began = time.monotonic()
         flying = await self._store.in_status(sorted(IN_FLIGHT))
         # Keep what was dispatched while the query ran: the snapshot cannot know it yet.
@@ -300,24 +255,9 @@ class Watchdog:
         self._in_flight.update(recent)
         self.wake()
 
-    async def _refresh_workers(self, now: datetime) -> None:
-        seen_after = now - timedelta(seconds=self._settings.worker_ttl_s)
-        for pool in Pool:
-            self._workers[pool] = await self._store.live_workers(pool, seen_after)
-        live = {worker.id for workers in self._workers.values() for worker in workers}
-        self._routed_at = {k: v for k, v in self._routed_at.items() if k in live}
-
-    def _count_route(self, pool: Pool, warm: bool) -> None:
-        counts = self._route_counts[pool]
-        counts[0] += warm
-        counts[1] += 1
-        self._metrics.routed.labels(pool, "warm" if warm else "cold").inc()
-        self._metrics.routing_hit_ratio.labels(pool).set(counts[0] / counts[1])
-
     def hit_ratio(self, pool: Pool) -> float | None:
         """Share of this pool's messages that went to a worker with the model warm."""
-        warm, total = self._route_counts[pool]
-        return warm / total if total else None
+        return self._router.hit_ratio(pool)
 
     # -- lifecycle ------------------------------------------------------------------------
 

@@ -19,15 +19,13 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from dragoman.bus import WATCHDOG_QUEUE, Bus, Delivery, work_queue, worker_queue
-from dragoman.clock import Clock
-from dragoman.engines import Pair
-from dragoman.engines.registry import Engines
+from dragoman.bus import Delivery
+from dragoman.engines import Engines, Pair
 from dragoman.errors import ClientError, DragomanError, TransientError
-from dragoman.metrics import Metrics
-from dragoman.models import IN_FLIGHT, Job, JobStatus, Pool
-from dragoman.settings import Settings
-from dragoman.store import JobStore
+from dragoman.messages import WATCHDOG_QUEUE, Attempt, Done, Work, work_queue, worker_queue
+from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool
+from dragoman.runtime import Runtime
+from dragoman.worker.registration import Registration
 
 log = logging.getLogger(__name__)
 
@@ -47,47 +45,31 @@ class _Unit:
     stopped: bool = False
 
 
-def parse_units(body: dict[str, Any]) -> list[tuple[str, int]]:
-    """``{"job_id", "attempt"}`` or ``{"jobs": [{"job_id", "attempt"}, ...]}``; raises
-    ``ValueError`` on anything else."""
-    try:
-        items = body.get("jobs", [body])
-        units = [(str(item["job_id"]), int(item["attempt"])) for item in items]
-    except (KeyError, ValueError, TypeError) as exc:
-        raise ValueError(f"malformed work message {body!r}") from exc
-    if not units:
-        raise ValueError(f"work message without jobs {body!r}")
-    return units
-
-
 class BatchWorker:
-    def __init__(
-        self,
-        *,
-        name: str,
-        pool: Pool,
-        settings: Settings,
-        store: JobStore,
-        bus: Bus,
-        engines: Engines,
-        clock: Clock,
-        metrics: Metrics,
-    ) -> None:
+    def __init__(self, runtime: Runtime, *, name: str, pool: Pool, engines: Engines) -> None:
         self.name = name
         self.pool = pool
-        self._settings = settings
-        self._store = store
-        self._bus = bus
+        self._settings = runtime.settings
+        self._store = runtime.store
+        self._bus = runtime.bus
+        self._clock = runtime.clock
+        self._metrics = runtime.metrics
         self._engines = engines
-        self._clock = clock
-        self._metrics = metrics
+        self._registration = Registration(self, runtime, warm_models=engines.warm_models)
         self.busy_with: str | None = None
         self._draining = asyncio.Event()
         self._holding = False
 
     async def run(self) -> None:
         """Consumes until drained; the job in hand is always finished first. A store or
-        broker that goes away only pauses it."""
+        broker that goes away only pauses it. The worker is in the registry meanwhile."""
+        self._registration.start()
+        try:
+            await self._consume()
+        finally:
+            await self._registration.stop()
+
+    async def _consume(self) -> None:
         while not self._draining.is_set():
             try:
                 deliveries = self._bus.consume(
@@ -108,12 +90,12 @@ class BatchWorker:
 
     async def _settle(self, delivery: Delivery) -> None:
         try:
-            units = parse_units(delivery.body)
+            work = Work.from_body(delivery.body)
         except ValueError:
             log.error("worker %s: malformed message %r dead-lettered", self.name, delivery.body)
             await delivery.reject()
             return
-        await self.process_many(units)
+        await self.process(work.attempts)
         await delivery.ack()
 
     @property
@@ -128,13 +110,10 @@ class BatchWorker:
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
-    async def process(self, job_id: str, attempt: int) -> None:
-        await self.process_many([(job_id, attempt)])
-
-    async def process_many(self, units: Sequence[tuple[str, int]]) -> None:
+    async def process(self, attempts: Sequence[Attempt]) -> None:
         """Works on the given attempts as one batch, then reports each outcome."""
         current: list[_Unit] = []
-        for job_id, attempt in units:
+        for job_id, attempt in ((a.job_id, a.attempt) for a in attempts):
             job = await self._stored(self._store.get, job_id)
             if job is None or job.status not in IN_FLIGHT or job.attempts != attempt:
                 log.info("worker %s: skipping stale message for job %s", self.name, job_id)
@@ -150,11 +129,11 @@ class BatchWorker:
         for outcome in outcomes:
             await self._report(outcome)
 
-    async def _report(self, outcome: dict[str, Any]) -> None:
+    async def _report(self, outcome: Done) -> None:
         """Tells the watchdog, waiting out a broker restart: the ack follows the report."""
         while True:
             try:
-                await self._bus.publish(WATCHDOG_QUEUE, {"type": "done", **outcome})
+                await self._bus.publish(WATCHDOG_QUEUE, outcome.to_body())
                 return
             except TransientError as exc:
                 log.warning("worker %s: report of job %s waits: %s", self.name, outcome, exc)
@@ -174,10 +153,10 @@ class BatchWorker:
                 await asyncio.sleep(pause)
                 waited += pause
 
-    async def _claimed(self, units: list[_Unit]) -> tuple[list[_Unit], list[dict[str, Any]]]:
+    async def _claimed(self, units: list[_Unit]) -> tuple[list[_Unit], list[Done]]:
         """The units this worker now holds, and reports for those cancelled meanwhile."""
         held: list[_Unit] = []
-        reports: list[dict[str, Any]] = []
+        reports: list[Done] = []
         now = self._clock.now()
         for unit in units:
             job = unit.job
@@ -195,10 +174,10 @@ class BatchWorker:
         return held, reports
 
     @staticmethod
-    def _outcome(unit: _Unit, status: JobStatus) -> dict[str, Any]:
-        return {"job_id": unit.job.id, "attempt": unit.attempt, "status": status.value}
+    def _outcome(unit: _Unit, status: JobStatus) -> Done:
+        return Done(unit.job.id, unit.attempt, status)
 
-    async def _attempt(self, units: list[_Unit]) -> list[dict[str, Any]]:
+    async def _attempt(self, units: list[_Unit]) -> list[Done]:
         held, reports = await self._claimed(units)
         if not held:
             return reports
@@ -230,9 +209,7 @@ class BatchWorker:
             # retried, and the watchdog runs retried jobs alone.
             alone = len(held) == 1
             return reports + [
-                self._outcome(u, JobStatus.CANCELLED)
-                if u.stopped
-                else {**self._outcome(u, JobStatus.FAILED), **self._failure(u, exc, alone)}
+                self._outcome(u, JobStatus.CANCELLED) if u.stopped else self._failure(u, exc, alone)
                 for u in held
             ]
         finally:
@@ -244,7 +221,7 @@ class BatchWorker:
                 await asyncio.gather(work, beats, return_exceptions=True)
 
     @staticmethod
-    def _failure(unit: _Unit, exc: Exception, alone: bool) -> dict[str, Any]:
+    def _failure(unit: _Unit, exc: Exception, alone: bool) -> Done:
         job_id, attempt = unit.job.id, unit.attempt
         if isinstance(exc, DragomanError):
             code, message = exc.code, exc.message
@@ -255,11 +232,7 @@ class BatchWorker:
         # than the job's, so the watchdog retries it while attempts remain.
         retryable = not (alone and isinstance(exc, ClientError))
         log.warning("job %s attempt %d failed: %s", job_id, attempt, message)
-        return {
-            "status": JobStatus.FAILED.value,
-            "retryable": retryable,
-            "error": {"code": code, "message": message},
-        }
+        return Done(job_id, attempt, JobStatus.FAILED, retryable, JobError(code, message))
 
     async def _translate(self, units: list[_Unit]) -> None:
         first = units[0].job

@@ -1,7 +1,7 @@
-"""Dynamic batching for ``POST /v1/translate``, like an inference server's batcher.
+"""``POST /v1/translate``: the synchronous use case and its dynamic batcher.
 
 Concurrent requests of one engine and pair wait a few milliseconds, then go through the
-engine as one batch; each caller gets back its own slice.
+engine as one batch, like an inference server's batcher; each caller gets back its slice.
 """
 
 from __future__ import annotations
@@ -12,9 +12,12 @@ from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dragoman.engines import Pair
-from dragoman.engines.registry import Engines
+from dragoman.engines import Engines, Pair
+from dragoman.errors import PayloadTooLarge
 from dragoman.metrics import Metrics
+from dragoman.models import Document
+from dragoman.settings import Settings
+from dragoman.validation import check_segments
 
 
 @dataclass(slots=True)
@@ -85,3 +88,38 @@ class DynamicBatcher:
     async def close(self) -> None:
         for task in list(self._running):
             task.cancel()
+
+
+class SyncTranslator:
+    """A few segments translated now: the limits, the checks and the engine's choice, then
+    the batcher. Larger work belongs in a job."""
+
+    def __init__(self, settings: Settings, engines: Engines, metrics: Metrics) -> None:
+        self._settings = settings
+        self._engines = engines
+        self.batcher = DynamicBatcher(
+            engines,
+            metrics,
+            delay_s=settings.sync_batch_delay_s,
+            max_segments=settings.sync_batch_max_segments,
+        )
+
+    async def translate(
+        self, pair: Pair, segments: Sequence[str], engine: str | None = None
+    ) -> list[str]:
+        limit = self._settings.sync_max_segments
+        if len(segments) > limit:
+            raise PayloadTooLarge(
+                f"{len(segments)} segments exceed the limit of {limit} "
+                "for /v1/translate; submit a job to /v1/jobs instead"
+            )
+        check_segments(
+            [Document("request", list(segments))],
+            max_segments=limit,
+            max_chars=self._settings.max_segment_chars,
+        )
+        chosen = self._engines.resolve(pair, engine)
+        return await self.batcher.translate(chosen.name, pair, segments)
+
+    async def close(self) -> None:
+        await self.batcher.close()

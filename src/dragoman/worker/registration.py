@@ -1,4 +1,5 @@
-"""Each worker's entry in the registry, refreshed while it runs."""
+"""A worker's row in the worker registry, refreshed while it runs: the watchdog routes warm
+work by it, and the scaler counts busy workers and picks idle ones to remove by it."""
 
 from __future__ import annotations
 
@@ -6,37 +7,40 @@ import asyncio
 import contextlib
 import logging
 import os
+from collections.abc import Callable
+from typing import Protocol
 
-from dragoman.clock import Clock
-from dragoman.engines.registry import Engines
 from dragoman.errors import TransientError
-from dragoman.scaling import WorkerInfo
-from dragoman.store import JobStore
-from dragoman.worker import BatchWorker
+from dragoman.models import Pool, WorkerInfo
+from dragoman.runtime import Runtime
+from dragoman.store import WorkerRegistry
 
 log = logging.getLogger(__name__)
 
 
+class Registered(Protocol):
+    """What the registry says of a worker."""
+
+    name: str
+    pool: Pool
+
+    @property
+    def idle(self) -> bool: ...
+
+
 class Registration:
-    """Registers ``worker`` every ``interval_s`` (busy or idle, warm pairs) until stopped,
-    then removes it. An entry not refreshed for the registry's TTL counts as gone."""
+    """Registers ``worker`` every heartbeat interval (busy or idle, warm pairs) until
+    stopped, then removes it. An entry not refreshed for the registry's TTL counts as gone."""
 
     def __init__(
-        self,
-        worker: BatchWorker,
-        *,
-        store: JobStore,
-        engines: Engines,
-        clock: Clock,
-        host: str,
-        interval_s: float,
+        self, worker: Registered, runtime: Runtime, *, warm_models: Callable[[], frozenset[str]]
     ) -> None:
         self._worker = worker
-        self._store = store
-        self._engines = engines
-        self._clock = clock
-        self._host = host
-        self._interval_s = interval_s
+        self._store: WorkerRegistry = runtime.store
+        self._clock = runtime.clock
+        self._host = runtime.settings.worker_host
+        self._interval_s = runtime.settings.heartbeat_interval_s
+        self._warm_models = warm_models
         self._task: asyncio.Task[None] | None = None
 
     def info(self) -> WorkerInfo:
@@ -45,11 +49,11 @@ class Registration:
             pool=self._worker.pool,
             host=self._host,
             busy=not self._worker.idle,
-            warm_pairs=self._engines.warm_models(),
+            warm_pairs=self._warm_models(),
             pid=os.getpid(),
         )
 
-    async def start(self) -> None:
+    def start(self) -> None:
         self._task = asyncio.create_task(self._refresh(), name=f"register-{self._worker.name}")
 
     async def _refresh(self) -> None:

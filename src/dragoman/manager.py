@@ -12,16 +12,14 @@ from collections.abc import Callable, Sequence
 from datetime import timedelta
 from typing import Protocol
 
-from dragoman.bus import WATCHDOG_QUEUE, Bus
-from dragoman.clock import Clock
-from dragoman.engines import Engine, Pair
-from dragoman.engines.registry import Engines
-from dragoman.errors import Conflict, NotFound, TransientError
-from dragoman.models import Document, Job, Pool, Priority
-from dragoman.service.queue import BatchRequestsQueue, Waiting, model_key
-from dragoman.service.validation import check_segments
-from dragoman.settings import Settings
-from dragoman.store import JobStore
+from dragoman.bus import Bus
+from dragoman.engines import Engine, Engines, Pair
+from dragoman.errors import Conflict, InvalidRequest, NotFound, TransientError
+from dragoman.messages import WATCHDOG_QUEUE, Queued
+from dragoman.models import Document, Job, JobStatus, Pool, Priority
+from dragoman.queue import BatchRequestsQueue, Waiting
+from dragoman.runtime import Runtime
+from dragoman.validation import check_segments
 
 log = logging.getLogger(__name__)
 
@@ -59,18 +57,8 @@ class BusIntake:
         self._bus = bus
 
     async def queued(self, job: Job) -> None:
-        notice = {
-            "type": "queued",
-            "job_id": job.id,
-            "pool": job.pool.value,
-            "priority": job.priority.value,
-            "tenant": job.tenant,
-            "batch_key": model_key(job),
-            "segments": job.segments_total,
-            "alone": job.is_shard,
-        }
         try:
-            await self._bus.publish(WATCHDOG_QUEUE, notice)
+            await self._bus.publish(WATCHDOG_QUEUE, Queued.of(job).to_body())
         except TransientError as exc:
             log.warning("job %s stored; its notice to the watchdog was lost: %s", job.id, exc)
 
@@ -79,20 +67,15 @@ class BusIntake:
 
 
 class BatchRequestsManager:
-    def __init__(
-        self,
-        *,
-        settings: Settings,
-        store: JobStore,
-        engines: Engines,
-        intake: Intake,
-        clock: Clock,
-    ) -> None:
-        self._settings = settings
-        self._store = store
+    """Every use case of a job: submit, get, list, result, cancel, and the purge of finished
+    jobs past their retention. The HTTP routes only parse, call this and shape answers."""
+
+    def __init__(self, runtime: Runtime, *, engines: Engines, intake: Intake) -> None:
+        self._settings = runtime.settings
+        self._store = runtime.store
+        self._clock = runtime.clock
         self._engines = engines
         self._intake = intake
-        self._clock = clock
         self._cleaner: asyncio.Task[None] | None = None
 
     def route(self, segments: int, engine: Engine) -> Pool:
@@ -183,6 +166,21 @@ class BatchRequestsManager:
         ):
             raise NotFound(f"job {job_id} not found")
         return job
+
+    async def list_jobs(
+        self, tenant: str | None, *, status: JobStatus | None, limit: int, cursor: str | None
+    ) -> tuple[list[Job], str | None]:
+        """The tenant's jobs, newest first, and the cursor of the next page (None: last)."""
+        if cursor is not None and not cursor.isdigit():
+            raise InvalidRequest("cursor must be a value returned as next_cursor")
+        return await self._store.list_jobs(tenant=tenant, status=status, limit=limit, cursor=cursor)
+
+    async def result(
+        self, job_id: str, tenant: str | None
+    ) -> tuple[Job, list[tuple[str, list[str | None]]]]:
+        """The job and each document's translations so far (``None``: not yet)."""
+        job = await self.get(job_id, tenant)
+        return job, await self._store.results(job.id)
 
     async def cancel(self, job_id: str, tenant: str | None) -> Job:
         job = await self.get(job_id, tenant)

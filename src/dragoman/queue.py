@@ -7,43 +7,28 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict, deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
+from dragoman.messages import Queued
 from dragoman.models import Job, Pool, Priority
 
 
 @dataclass(frozen=True, slots=True)
-class Waiting:
-    job_id: str
-    pool: Pool
-    priority: Priority
-    tenant: str | None
-    batch_key: str = ""  # "engine:pair": jobs with the same key may share an engine batch
-    segments: int = 0
-    # Alone: a retried job (so that a bad job cannot fail its batch mates again) and a
-    # shard (shards of one job are meant to run in parallel on several workers).
-    alone: bool = False
+class Waiting(Queued):
+    """A queued job as the queue orders it: its ``Queued`` notice and when it arrived."""
+
     since: float = field(default_factory=time.monotonic)
 
     @classmethod
     def of(cls, job: Job) -> Waiting:
-        return cls(
-            job.id,
-            job.pool,
-            job.priority,
-            job.tenant,
-            batch_key=model_key(job),
-            segments=job.segments_total,
-            alone=job.attempts > 0 or job.is_shard,
-        )
+        return cls.of_notice(Queued.of(job))
+
+    @classmethod
+    def of_notice(cls, notice: Queued) -> Waiting:
+        return cls(**{f.name: getattr(notice, f.name) for f in fields(Queued)})
 
     def moved_to(self, pool: Pool) -> Waiting:
         return replace(self, pool=pool)
-
-
-def model_key(job: Job) -> str:
-    """What a worker must have loaded to run ``job`` warm: ``engine:source-target``."""
-    return f"{job.engine}:{job.source_lang}-{job.target_lang}"
 
 
 class _Lane:

@@ -1,0 +1,105 @@
+"""Apertium with warm pipelines: started once per pair, reused, restarted when stuck or worn.
+
+- ``modes``: the installed modes and their null-flush pipelines;
+- ``pipeline``: ``Pipeline`` and ``PipelinePool``, the warm-pool policy;
+- ``tagger``: the HMM tagger run apart, so its state never leaks between segments;
+- ``stream``: apertium's plain-text stream format, per segment;
+- here: ``ApertiumEngine``, a pool per pair, and the reaper that stops idle pairs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+from dragoman.engines.apertium.modes import Mode, discover_modes, null_flush_script
+from dragoman.engines.apertium.pipeline import PipelinePool
+from dragoman.engines.apertium.tagger import split_script
+from dragoman.errors import EngineError
+from dragoman.models import Pair
+
+__all__ = ["ApertiumEngine", "Mode", "discover_modes"]
+
+log = logging.getLogger(__name__)
+
+
+class ApertiumEngine:
+    """The ``apertium`` engine: every installed mode, with a pool of warm pipelines per pair."""
+
+    name = "apertium"
+    gpu_capable = False
+
+    def __init__(
+        self,
+        modes_dir: Path,
+        *,
+        pipelines_per_pair: int = 2,
+        max_uses: int = 2000,
+        read_timeout_s: float = 20.0,
+        idle_shutdown_s: float = 900.0,
+    ) -> None:
+        self._modes = discover_modes(modes_dir)
+        self._pipelines_per_pair = pipelines_per_pair
+        self._max_uses = max_uses
+        self._read_timeout_s = read_timeout_s
+        self._idle_shutdown_s = idle_shutdown_s
+        self._pools: dict[Pair, PipelinePool] = {}
+        self._lock = asyncio.Lock()
+        self._reaper: asyncio.Task[None] | None = None
+
+    def pairs(self) -> frozenset[Pair]:
+        return frozenset(self._modes)
+
+    def warm_pairs(self) -> frozenset[Pair]:
+        return frozenset(self._pools)
+
+    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        if not segments:
+            return []
+        pool = self._pools.get(pair) or await self._open_pool(pair)
+        if self._reaper is None:
+            self._reaper = asyncio.create_task(self._reap_forever(), name="apertium-reaper")
+        return await pool.translate(segments)
+
+    async def _reap_forever(self) -> None:
+        while True:
+            await asyncio.sleep(min(30.0, self._idle_shutdown_s / 2))
+            await self.reap_idle()
+
+    async def reap_idle(self) -> list[Pair]:
+        """Stops the pipelines of pairs unused for ``idle_shutdown_s``; returns those pairs."""
+        async with self._lock:
+            idle = [
+                pair for pair, pool in self._pools.items() if pool.idle_s() >= self._idle_shutdown_s
+            ]
+            pools = [self._pools.pop(pair) for pair in idle]
+        for pair, pool in zip(idle, pools, strict=True):
+            await pool.close()
+            log.info("apertium pipelines for %s stopped after being idle", pair)
+        return idle
+
+    async def _open_pool(self, pair: Pair) -> PipelinePool:
+        async with self._lock:
+            if pair not in self._pools:
+                mode = self._modes.get(pair)
+                if mode is None:
+                    raise EngineError(f"apertium has no mode for {pair}")
+                script = split_script(await asyncio.to_thread(null_flush_script, mode))
+                self._pools[pair] = PipelinePool(
+                    script, self._pipelines_per_pair, self._max_uses, self._read_timeout_s
+                )
+                log.info("apertium pipelines for %s ready (mode %s)", pair, mode.name)
+            return self._pools[pair]
+
+    async def close(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reaper
+            self._reaper = None
+        for pool in self._pools.values():
+            await pool.close()
+        self._pools.clear()

@@ -1,0 +1,160 @@
+"""The warm pipelines of one pair: lent one batch at a time, replaced when worn or broken.
+
+Each pipeline is the pair's mode run in null-flush mode (``apertium-wblank-mode -z``): every
+segment is deformatted alone, followed by NUL, and the pipeline answers each NUL with one.
+Writing a whole batch before reading keeps all stages busy at once, so a batch of many
+segments costs about one pass of the engine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Coroutine, Sequence
+from typing import Any
+
+from dragoman.engines.apertium.process import kill, spawn_shell
+from dragoman.engines.apertium.stream import deformat, reformat
+from dragoman.engines.apertium.tagger import Script, Tagger
+from dragoman.errors import EngineError, EngineTimeout
+
+
+class Pipeline:
+    """One running pipeline of one mode. Not shared: a ``PipelinePool`` lends it out."""
+
+    def __init__(self, script: Script, read_timeout_s: float) -> None:
+        self._script = script
+        self._read_timeout_s = read_timeout_s
+        self._head: asyncio.subprocess.Process | None = None
+        self._tail: asyncio.subprocess.Process | None = None
+        self._tagger = Tagger(script.tagger) if script.tagger else None
+        self.uses = 0
+        self.last_used = time.monotonic()
+
+    async def start(self) -> None:
+        self._head = await spawn_shell(self._script.head, asyncio.subprocess.DEVNULL)
+        if self._tagger is not None:
+            await self._tagger.start()
+        if self._script.tail:
+            self._tail = await spawn_shell(self._script.tail, asyncio.subprocess.DEVNULL)
+
+    @property
+    def alive(self) -> bool:
+        procs = [p for p in (self._head, self._tail) if p is not None]
+        tagger_ok = self._tagger is None or self._tagger.alive
+        return bool(procs) and tagger_ok and all(p.returncode is None for p in procs)
+
+    async def translate(self, segments: Sequence[str]) -> list[str]:
+        head = self._head
+        if head is None or head.stdin is None or head.stdout is None:
+            raise EngineError("apertium pipeline is not running")
+        self.uses += 1
+        self.last_used = time.monotonic()
+        payload = b"".join(deformat(s).encode() + b"\0" for s in segments)
+        last = head.stdout
+        steps: list[Coroutine[Any, Any, None]] = [self._write(head.stdin, payload)]
+        if self._tagger is not None:
+            tail = self._tail
+            assert tail is not None and tail.stdin is not None and tail.stdout is not None
+            steps.append(self._tagger.relay(len(segments), head.stdout, tail.stdin, self._read_one))
+            last = tail.stdout
+        reader = asyncio.ensure_future(self._read_all(last, len(segments)))
+        await _until_done_or_failed([reader, *(asyncio.ensure_future(step) for step in steps)])
+        return reader.result()
+
+    async def _read_all(self, stdout: asyncio.StreamReader, count: int) -> list[str]:
+        outputs = []
+        for _ in range(count):
+            raw = await self._read_one(stdout)
+            outputs.append(reformat(raw[:-1].decode("utf-8", errors="replace")))
+        return outputs
+
+    @staticmethod
+    async def _write(stdin: asyncio.StreamWriter, payload: bytes) -> None:
+        stdin.write(payload)
+        await stdin.drain()
+
+    async def _read_one(self, stdout: asyncio.StreamReader) -> bytes:
+        try:
+            async with asyncio.timeout(self._read_timeout_s):  # no task per read, unlike wait_for
+                return await stdout.readuntil(b"\0")
+        except TimeoutError:
+            raise EngineTimeout(f"apertium gave no output within {self._read_timeout_s}s") from None
+        except asyncio.IncompleteReadError:
+            raise EngineError("apertium pipeline exited while translating") from None
+
+    async def stop(self) -> None:
+        head, tail, self._head, self._tail = self._head, self._tail, None, None
+        await kill(head)
+        await kill(tail)
+        if self._tagger is not None:
+            await self._tagger.stop()
+
+
+async def _until_done_or_failed(tasks: list[asyncio.Future[Any]]) -> None:
+    """Waits for every task, or re-raises the first failure; no task outlives the call."""
+    try:
+        # The first failure of any step ends the batch at once; the pool then replaces
+        # this pipeline, since whatever it still holds would shift the next batch.
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        for task in done:
+            task.result()  # re-raises the step's failure
+        await asyncio.gather(*tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class PipelinePool:
+    """The warm pipelines of one pair: lent one batch at a time, replaced when worn or broken."""
+
+    def __init__(self, script: Script, size: int, max_uses: int, read_timeout_s: float) -> None:
+        self._script = script
+        self._max_uses = max_uses
+        self._read_timeout_s = read_timeout_s
+        self._idle: asyncio.Queue[Pipeline] = asyncio.Queue()
+        self._all: list[Pipeline] = []
+        self._size = size
+
+    async def translate(self, segments: Sequence[str]) -> list[str]:
+        pipeline = await self._acquire()
+        healthy = False
+        try:
+            result = await pipeline.translate(segments)
+            healthy = True
+            return result
+        finally:
+            await self._release(pipeline, healthy)
+
+    async def _acquire(self) -> Pipeline:
+        if self._idle.empty() and len(self._all) < self._size:
+            pipeline = Pipeline(self._script, self._read_timeout_s)
+            self._all.append(pipeline)
+            await pipeline.start()
+            return pipeline
+        return await self._idle.get()
+
+    async def _release(self, pipeline: Pipeline, healthy: bool) -> None:
+        pipeline.last_used = time.monotonic()
+        if healthy and pipeline.alive and pipeline.uses < self._max_uses:
+            self._idle.put_nowait(pipeline)
+            return
+        # A stuck, dead or worn pipeline is replaced, never reused: whatever it still holds
+        # would come out as the next batch's answers.
+        await pipeline.stop()
+        fresh = Pipeline(self._script, self._read_timeout_s)
+        self._all[self._all.index(pipeline)] = fresh
+        await fresh.start()
+        self._idle.put_nowait(fresh)
+
+    def idle_s(self) -> float:
+        """Seconds since the last batch ended; 0 while any pipeline is lent out."""
+        if self._idle.qsize() < len(self._all):
+            return 0.0
+        return time.monotonic() - max((p.last_used for p in self._all), default=0.0)
+
+    async def close(self) -> None:
+        for pipeline in self._all:
+            await pipeline.stop()
+        self._all.clear()

@@ -1,0 +1,47 @@
+"""The processes of a pipeline: started in a session of their own, killed and reaped whole."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+
+READ_LIMIT = 64 * 1024 * 1024
+
+
+async def spawn_shell(script: str, stderr: int) -> asyncio.subprocess.Process:
+    """Runs ``script``, a mode's shell pipeline, with pipes for its stdin and stdout."""
+    # A mode's $1 is the generator's unknown-word flag (-g marks them with '*', as the CLI
+    # does); $2 is the tagger's extra option, empty. A new session lets stop() kill every
+    # stage of a shell pipeline at once.
+    return await asyncio.create_subprocess_exec(
+        "bash",
+        "-c",
+        script,
+        "apertium",
+        "-g",
+        "",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=stderr,
+        start_new_session=True,
+        limit=READ_LIMIT,
+    )
+
+
+async def kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -> None:
+    """Kills ``proc`` (with its process group, for a shell pipeline) and reaps it."""
+    if proc is None:
+        return
+    if proc.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            if group:
+                os.killpg(proc.pid, signal.SIGKILL)
+            else:
+                proc.kill()
+    # communicate() also reads the pipes to their end, so their transports close now rather
+    # than at garbage collection.
+    with contextlib.suppress(OSError, ValueError):
+        await proc.communicate()
+    await proc.wait()

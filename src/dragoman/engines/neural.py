@@ -1,0 +1,158 @@
+"""What the neural engines share: the catalog on disk, the host of their models, one thread.
+
+On disk, each model is a directory ``<models_dir>/<source>-<target>/<engine>/``, for example
+``models/en-fr/ctranslate2/``. Listing reads directory names only, so the API process lists
+pairs without loading anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Generic
+
+from dragoman.engines.model_cache import M, ModelCache, ModelKey
+from dragoman.errors import InvalidRequest, UnsupportedPair
+from dragoman.languages import canonical
+from dragoman.models import Pair
+
+log = logging.getLogger(__name__)
+
+
+class ModelCatalog:
+    """The model directories of one engine, read again on every call."""
+
+    def __init__(self, models_dir: Path, engine: str) -> None:
+        self.models_dir = models_dir
+        self._engine = engine
+        self._warned: set[str] = set()
+
+    def models(self) -> dict[Pair, Path]:
+        """Each pair with its model directory; folders not named like ``en-fr`` are skipped."""
+        found: dict[Pair, Path] = {}
+        if not self.models_dir.is_dir():
+            return found
+        for folder in sorted(self.models_dir.iterdir()):
+            model_dir = folder / self._engine
+            if model_dir.is_dir() and (pair := self._pair(folder)) is not None:
+                found.setdefault(pair, model_dir)
+        return found
+
+    def path(self, pair: Pair) -> Path:
+        """The model directory of ``pair``, or ``UnsupportedPair``."""
+        path = self.models().get(pair)
+        if path is None:
+            raise UnsupportedPair(f"{self._engine} has no model for {pair} in {self.models_dir}")
+        return path
+
+    def _pair(self, folder: Path) -> Pair | None:
+        source, _, target = folder.name.partition("-")
+        try:
+            return Pair(canonical(source), canonical(target))
+        except InvalidRequest:
+            # Warned once per name: pairs() runs on every request.
+            if folder.name not in self._warned:
+                self._warned.add(folder.name)
+                log.warning("skipping %s: a model folder is named like en-fr", folder)
+            return None
+
+
+class ModelHost(Generic[M]):
+    """What the neural engines share: a catalog, the worker's cache, and one thread.
+
+    The models of one engine run on its own thread, one batch at a time: each batch already
+    uses every core (or the GPU), and no model is ever used by two threads at once.
+    """
+
+    def __init__(
+        self,
+        engine: str,
+        models_dir: Path,
+        *,
+        cache: ModelCache,
+        device: str,
+        load: Callable[[Path], M],
+    ) -> None:
+        self.catalog = ModelCatalog(models_dir, engine)
+        self._engine = engine
+        self._cache = cache
+        self._device = device
+        self._load = load
+        self._thread: ThreadPoolExecutor | None = None
+
+    def pairs(self) -> frozenset[Pair]:
+        return frozenset(self.catalog.models())
+
+    def warm_pairs(self) -> frozenset[Pair]:
+        return frozenset(key.pair for key in self._cache.loaded() if self._owns(key))
+
+    async def translate(
+        self, pair: Pair, segments: Sequence[str], run: Callable[[M, list[str]], list[str]]
+    ) -> list[str]:
+        """``run`` on the pair's model, in this engine's thread; blank segments give ``""``."""
+        key = ModelKey(self._engine, self._device, pair, self.catalog.path(pair))
+
+        def work(texts: list[str]) -> list[str]:
+            with self._cache.use(key, lambda: self._load(key.path)) as model:
+                return run(model, texts)
+
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix=self._engine)
+        thread = self._thread
+        loop = asyncio.get_running_loop()
+        return await translate_nonblank(
+            segments, lambda texts: loop.run_in_executor(thread, work, texts)
+        )
+
+    async def close(self) -> None:
+        """Waits for the batch in progress, then unloads this engine's models. Idempotent;
+        a later ``translate`` starts a new thread and loads again."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            await asyncio.to_thread(thread.shutdown, wait=True)
+        self._cache.unload(self._owns)
+
+    def _owns(self, key: ModelKey) -> bool:
+        return (
+            key.engine == self._engine
+            and key.device == self._device
+            and key.path.parent.parent == self.catalog.models_dir
+        )
+
+
+class HostedEngine(Generic[M]):
+    """The ``Engine`` methods of a neural engine, delegated to its ``ModelHost``; a subclass
+    sets ``_host`` and writes ``_run``, one batch through one loaded model."""
+
+    _host: ModelHost[M]
+
+    def pairs(self) -> frozenset[Pair]:
+        return self._host.pairs()
+
+    def warm_pairs(self) -> frozenset[Pair]:
+        return self._host.warm_pairs()
+
+    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        return await self._host.translate(pair, segments, self._run)
+
+    def _run(self, model: M, texts: list[str]) -> list[str]:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        await self._host.close()
+
+
+async def translate_nonblank(
+    segments: Sequence[str], translate: Callable[[list[str]], Awaitable[list[str]]]
+) -> list[str]:
+    """``translate`` applied to the segments with text; blank ones come back as ``""``."""
+    todo = [i for i, segment in enumerate(segments) if segment.strip()]
+    outputs = [""] * len(segments)
+    if todo:
+        texts = await translate([segments[i] for i in todo])
+        for i, text in zip(todo, texts, strict=True):
+            outputs[i] = text
+    return outputs

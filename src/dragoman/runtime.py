@@ -1,0 +1,53 @@
+"""What every role of a process shares, built once per process and passed as one handle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
+
+from dragoman.bus import Bus, open_bus
+from dragoman.clock import Clock, SystemClock
+from dragoman.metrics import Metrics
+from dragoman.settings import Settings
+from dragoman.store import JobStore, open_store
+
+
+class Adapters(TypedDict, total=False):
+    """Adapters a caller brings instead of those the settings name (tests pass their own)."""
+
+    store: JobStore
+    bus: Bus
+    clock: Clock
+
+
+@dataclass(frozen=True, slots=True)
+class Runtime:
+    """The settings, the store, the bus, the clock and the metrics of one process."""
+
+    settings: Settings
+    store: JobStore
+    bus: Bus
+    clock: Clock = field(default_factory=SystemClock)
+    metrics: Metrics = field(default_factory=Metrics)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, **given: Unpack[Adapters]) -> Runtime:
+        """The adapters named by ``settings``, unless given."""
+        return cls(
+            settings=settings,
+            store=given.get("store") or open_store(settings.resolved_database_url),
+            bus=given.get("bus") or open_bus(settings.broker_url, prefix=settings.queue_prefix),
+            clock=given.get("clock") or SystemClock(),
+        )
+
+    async def open(self, *, bus: bool = True) -> None:
+        """The store first (it migrates the schema), then the bus (unless not used)."""
+        await self.store.open()
+        if bus:
+            await self.bus.open()
+
+    async def close(self, *, bus: bool = True) -> None:
+        """The reverse order of ``open``."""
+        if bus:
+            await self.bus.close()
+        await self.store.close()

@@ -1,1 +1,0 @@
-"""The BatchRequestsManager and BatchRequestsQueue: accepting, persisting and ordering jobs."""

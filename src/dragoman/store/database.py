@@ -1,0 +1,146 @@
+"""The database under the store: its engine, transactions, schema upgrade, and what a lost
+server becomes (``StoreUnavailable``)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, event
+from sqlalchemy import text as sql_text
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from dragoman.errors import StoreUnavailable
+
+_MIGRATIONS = Path(__file__).parent / "migrations"
+
+# SQLSTATE classes of a server going away or not there yet: 08 connection exception,
+# 57P01..57P03 admin shutdown, crash shutdown, cannot connect now.
+_UNAVAILABLE_STATES = ("08", "57P")
+CLOSE_GRACE_S = 5.0
+
+
+def _unavailable(exc: DBAPIError) -> Exception:
+    """Connection trouble becomes ``StoreUnavailable``; anything else is a bug and stays."""
+    state = str(getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None) or "")
+    if (
+        exc.connection_invalidated
+        or isinstance(exc, OperationalError | InterfaceError)
+        or state.startswith(_UNAVAILABLE_STATES)
+    ):
+        return StoreUnavailable(f"database unavailable: {type(exc.orig).__name__}")
+    return exc
+
+
+def _upgrade(connection: Connection) -> None:
+    if connection.dialect.name == "postgresql":
+        # Processes starting together (api, watchdog, workers) migrate one at a time.
+        connection.execute(sql_text("SELECT pg_advisory_xact_lock(4242001)"))
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+
+
+def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers (result polling) run beside the writer; NORMAL sync is still
+    # crash-safe in WAL mode and keeps commits cheap.
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+class Database:
+    """One SQLAlchemy async engine (SQLite or PostgreSQL), opened with its schema up to date."""
+
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._engine: AsyncEngine | None = None
+        self._sqlite = url.startswith("sqlite")
+        # SQLite allows one writer at a time; serialising writes here avoids lock waits.
+        self._write_lock = asyncio.Lock() if self._sqlite else None
+        self._in_use = 0  # connections checked out by tx() and read()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def open(self) -> None:
+        """Connects and brings the schema up to date."""
+        if self._sqlite:
+            path = self._url.split("///", 1)[-1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            engine = create_async_engine(self._url, connect_args={"timeout": 30})
+            event.listen(engine.sync_engine, "connect", _tune_sqlite)
+        else:
+            engine = create_async_engine(self._url, pool_pre_ping=True, pool_size=10)
+        self._engine = engine
+        async with self.tx() as conn:
+            await conn.run_sync(_upgrade)
+
+    async def close(self) -> None:
+        """New work fails at once; work in flight gets ``CLOSE_GRACE_S`` to finish, since
+        disposing of the engine under it would orphan its connections."""
+        engine, self._engine = self._engine, None
+        if engine is None:
+            return
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(CLOSE_GRACE_S):
+                await self._idle.wait()
+        await engine.dispose()
+
+    def _opened(self) -> AsyncEngine:
+        if self._engine is None:
+            raise StoreUnavailable("the store is not open")
+        return self._engine
+
+    @contextlib.contextmanager
+    def _counted(self) -> Iterator[None]:
+        self._in_use += 1
+        self._idle.clear()
+        try:
+            yield
+        finally:
+            self._in_use -= 1
+            if self._in_use == 0:
+                self._idle.set()
+
+    @asynccontextmanager
+    async def tx(self) -> AsyncIterator[AsyncConnection]:
+        """A connection in a transaction, committed at the end unless it raises."""
+        with self._counted(), _translated():
+            if self._write_lock is not None:
+                # _opened() runs once the lock is held: the store may close while a writer
+                # waits for it.
+                async with self._write_lock, self._opened().begin() as conn:
+                    yield conn
+            else:
+                async with self._opened().begin() as conn:
+                    yield conn
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for reads only (no write lock taken)."""
+        with self._counted(), _translated():
+            async with self._opened().connect() as conn:
+                yield conn
+
+
+@contextlib.contextmanager
+def _translated() -> Iterator[None]:
+    """Driver and network errors become ``StoreUnavailable`` where it says so."""
+    try:
+        yield
+    except DBAPIError as exc:
+        raise _unavailable(exc) from None
+    except OSError as exc:
+        raise StoreUnavailable(f"database unavailable: {exc}") from None

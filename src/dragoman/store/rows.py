@@ -1,0 +1,159 @@
+"""Rows ↔ models: how jobs, their documents and segments, workers and relayed requests are
+stored, and which job rows are which."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from dragoman.models import (
+    FINISHED,
+    IN_FLIGHT,
+    Document,
+    Job,
+    JobError,
+    JobStatus,
+    Pool,
+    Priority,
+    RelayRequest,
+    RelayStatus,
+    WorkerInfo,
+)
+from dragoman.store.tables import jobs
+
+IN_FLIGHT_VALUES = [s.value for s in IN_FLIGHT]
+FINISHED_VALUES = [s.value for s in FINISHED]
+UNFINISHED_VALUES = [s.value for s in JobStatus if s not in FINISHED]
+# Plain jobs and shards are dispatched; a parent only follows its shards.
+DISPATCHABLE = jobs.c.shards == 0
+
+
+def aware(value: datetime | None) -> datetime | None:
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value
+
+
+def to_job(row: Any) -> Job:
+    error = JobError(row.error_code, row.error_message or "") if row.error_code else None
+    return Job(
+        id=row.id,
+        tenant=row.tenant,
+        source_lang=row.source_lang,
+        target_lang=row.target_lang,
+        engine=row.engine,
+        pool=Pool(row.pool),
+        priority=Priority(row.priority),
+        documents=row.documents,
+        segments_total=row.segments_total,
+        status=JobStatus(row.status),
+        segments_done=row.segments_done,
+        attempts=row.attempts,
+        created_at=aware(row.created_at) or datetime.now(UTC),
+        submitted_at=aware(row.submitted_at),
+        started_at=aware(row.started_at),
+        finished_at=aware(row.finished_at),
+        heartbeat_at=aware(row.heartbeat_at),
+        error=error,
+        parent_id=row.parent_id,
+        first_position=row.first_position,
+        end_position=row.end_position,
+        shards=row.shards,
+    )
+
+
+def job_row(job: Job) -> dict[str, Any]:
+    return {
+        "id": job.id,
+        "tenant": job.tenant,
+        "source_lang": job.source_lang,
+        "target_lang": job.target_lang,
+        "engine": job.engine,
+        "pool": job.pool.value,
+        "priority": job.priority.value,
+        "status": job.status.value,
+        "documents": job.documents,
+        "segments_total": job.segments_total,
+        "segments_done": job.segments_done,
+        "attempts": job.attempts,
+        "created_at": job.created_at,
+        "parent_id": job.parent_id,
+        "first_position": job.first_position,
+        "end_position": job.end_position,
+        "shards": job.shards,
+    }
+
+
+def content_rows(
+    job_id: str, docs: Sequence[Document]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The document rows and segment rows of a job; positions run on across documents."""
+    doc_rows: list[dict[str, Any]] = []
+    seg_rows: list[dict[str, Any]] = []
+    position = 0
+    for ordinal, doc in enumerate(docs):
+        doc_rows.append(
+            {
+                "job_id": job_id,
+                "ordinal": ordinal,
+                "name": doc.name,
+                "first_position": position,
+                "segment_count": len(doc.segments),
+            }
+        )
+        for text in doc.segments:
+            seg_rows.append({"job_id": job_id, "position": position, "source": text})
+            position += 1
+    return doc_rows, seg_rows
+
+
+def to_worker(row: Any) -> WorkerInfo:
+    return WorkerInfo(
+        id=row.id,
+        pool=Pool(row.pool),
+        host=row.host,
+        busy=bool(row.busy),
+        warm_pairs=frozenset(json.loads(row.warm_pairs)),
+        last_seen=aware(row.last_seen),
+        pid=row.pid,
+    )
+
+
+def worker_row(worker: WorkerInfo, now: datetime) -> dict[str, Any]:
+    """All but the id, which stays."""
+    return {
+        "pool": worker.pool.value,
+        "host": worker.host,
+        "pid": worker.pid,
+        "busy": worker.busy,
+        "warm_pairs": json.dumps(sorted(worker.warm_pairs)),
+        "last_seen": now,
+    }
+
+
+def to_request(row: Any) -> RelayRequest:
+    return RelayRequest(
+        id=row.id,
+        reply_to=row.reply_to,
+        target=row.target,
+        payload=json.loads(row.payload),
+        status=RelayStatus(row.status),
+        created_at=aware(row.created_at) or row.created_at,
+        heartbeat_at=aware(row.heartbeat_at) or row.heartbeat_at,
+        finished_at=aware(row.finished_at),
+    )
+
+
+def request_row(request: RelayRequest) -> dict[str, Any]:
+    """A newly recorded request: open, whatever ``request.status`` says."""
+    return {
+        "id": request.id,
+        "reply_to": request.reply_to,
+        "target": request.target,
+        "payload": json.dumps(request.payload),
+        "status": RelayStatus.OPEN.value,
+        "created_at": request.created_at,
+        "heartbeat_at": request.heartbeat_at,
+    }

@@ -1,0 +1,160 @@
+"""The shard family: a parent follows its shards, in the shard's own transaction.
+
+Lock order within a family, so that no two transactions wait on each other: shards
+first (several only all at once, in position order), the parent last. A write on one
+shard locks it by its fence and updates the parent after; finishing a shard and
+cancelling a parent lock all the family's shards before anything else.
+
+Every function here runs on the caller's connection, inside its transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import case, func, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from dragoman.models import JobError, JobStatus
+from dragoman.store.rows import UNFINISHED_VALUES
+from dragoman.store.tables import jobs
+
+
+async def lock_shards(conn: AsyncConnection, parent_id: Any) -> list[str]:
+    """Locks the shards of ``parent_id`` (a value or a scalar subquery); their ids by
+    position."""
+    query = (
+        select(jobs.c.id)
+        .where(jobs.c.parent_id == parent_id)
+        .order_by(jobs.c.first_position, jobs.c.seq)
+        .with_for_update()
+    )
+    return [row.id for row in await conn.execute(query)]
+
+
+def parent_of(job_id: str) -> Any:
+    """The parent id of ``job_id``, as a scalar subquery (NULL for a job that is no shard)."""
+    shard = jobs.alias("shard")
+    return select(shard.c.parent_id).where(shard.c.id == job_id).scalar_subquery()
+
+
+def unfinished(job_id: str) -> Any:
+    """An update of ``job_id`` while it has not finished."""
+    return update(jobs).where(jobs.c.id == job_id, jobs.c.status.in_(UNFINISHED_VALUES))
+
+
+def _at_least(attempt: int) -> Any:
+    """The parent shows its most retried shard's attempt."""
+    return case((jobs.c.attempts < attempt, attempt), else_=jobs.c.attempts)
+
+
+async def parent_submitted(
+    conn: AsyncConnection, parent_id: str, attempt: int, now: datetime
+) -> None:
+    """A shard was submitted: a queued parent becomes ``submitted``, and any parent shows
+    the shard's attempt if higher."""
+    await conn.execute(
+        unfinished(parent_id)
+        .where(or_(jobs.c.status == JobStatus.QUEUED.value, jobs.c.attempts < attempt))
+        .values(
+            status=case(
+                (jobs.c.status == JobStatus.QUEUED.value, JobStatus.SUBMITTED.value),
+                else_=jobs.c.status,
+            ),
+            submitted_at=func.coalesce(jobs.c.submitted_at, now),
+            attempts=_at_least(attempt),
+        )
+    )
+
+
+async def parent_running(
+    conn: AsyncConnection, parent_id: str, attempt: int, now: datetime, done: int = 0
+) -> None:
+    """A shard runs (and translated ``done`` more segments): so does its parent."""
+    query = unfinished(parent_id)
+    if not done:
+        # Most heartbeats change nothing on the parent: skip the write and its row lock.
+        query = query.where(
+            or_(jobs.c.status != JobStatus.RUNNING.value, jobs.c.attempts < attempt)
+        )
+    await conn.execute(
+        query.values(
+            status=JobStatus.RUNNING.value,
+            started_at=func.coalesce(jobs.c.started_at, now),
+            attempts=_at_least(attempt),
+            segments_done=jobs.c.segments_done + done,
+        )
+    )
+
+
+async def own_range(
+    conn: AsyncConnection,
+    shard: Any,
+    shard_id: str,
+    results: Sequence[tuple[int, str]],
+) -> Sequence[tuple[int, str]]:
+    """The results inside the range of ``shard`` (its fenced row); the others, already
+    counted done on it, are taken off its count again."""
+    kept = [r for r in results if shard.first_position <= r[0] < shard.end_position]
+    if len(kept) != len(results):
+        strays = len(results) - len(kept)
+        await conn.execute(
+            update(jobs)
+            .where(jobs.c.id == shard_id)
+            .values(segments_done=jobs.c.segments_done - strays)
+        )
+    return kept
+
+
+async def cancel_shards(conn: AsyncConnection, parent_id: str, now: datetime) -> None:
+    """Cancels the unfinished shards of ``parent_id``."""
+    await conn.execute(
+        update(jobs)
+        .where(jobs.c.parent_id == parent_id, jobs.c.status.in_(UNFINISHED_VALUES))
+        .values(status=JobStatus.CANCELLED.value, finished_at=now)
+    )
+
+
+async def roll_up(
+    conn: AsyncConnection,
+    parent_id: str,
+    shard: str,
+    siblings: list[str],
+    status: JobStatus,
+    error: JobError | None,
+    now: datetime,
+) -> None:
+    """Ends the parent of a shard that ended with ``status``, when that ends it."""
+    if status is JobStatus.SUCCEEDED:
+        await _succeed_after_last(conn, parent_id, now)
+        return
+    prefix = f"shard {siblings.index(shard) + 1}/{len(siblings)}"
+    if error is None and status is JobStatus.FAILED:
+        error = JobError("shard_failed", "failed")
+    ended = await conn.execute(
+        unfinished(parent_id).values(
+            status=status.value,
+            finished_at=now,
+            error_code=error.code if error else None,
+            error_message=f"{prefix}: {error.message}" if error else None,
+        )
+    )
+    if ended.rowcount == 1:
+        # The other shards' workers learn it at their next heartbeat and stop.
+        await cancel_shards(conn, parent_id, now)
+
+
+async def _succeed_after_last(conn: AsyncConnection, parent_id: str, now: datetime) -> None:
+    other = jobs.alias("other")
+    pending = (
+        select(other.c.id)
+        .where(other.c.parent_id == parent_id)
+        .where(other.c.status != JobStatus.SUCCEEDED.value)
+    )
+    await conn.execute(
+        unfinished(parent_id)
+        .where(~pending.exists())
+        .values(status=JobStatus.SUCCEEDED.value, finished_at=now)
+    )

@@ -1,0 +1,72 @@
+"""Warm routing: work goes to an idle worker that has its model loaded, when the worker
+registry knows one, else to the pool's queue where any worker of the pool may take it."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from dragoman.bus import Bus
+from dragoman.clock import Clock
+from dragoman.messages import Work, model_key, work_queue, worker_queue
+from dragoman.metrics import Metrics
+from dragoman.models import Job, Pool, WorkerInfo
+from dragoman.store import WorkerRegistry
+
+
+class Router:
+    def __init__(
+        self, *, registry: WorkerRegistry, bus: Bus, clock: Clock, metrics: Metrics, ttl_s: float
+    ) -> None:
+        self._registry = registry
+        self._bus = bus
+        self._clock = clock
+        self._metrics = metrics
+        self._ttl_s = ttl_s
+        # The worker registry as of the last refresh, and when each worker was last sent
+        # work directly (it counts as busy until its next registration says otherwise).
+        self._workers: dict[Pool, list[WorkerInfo]] = {pool: [] for pool in Pool}
+        self._routed_at: dict[str, datetime] = {}
+        self._counts: dict[Pool, list[int]] = {pool: [0, 0] for pool in Pool}  # warm, all
+
+    def workers(self, pool: Pool) -> list[WorkerInfo]:
+        """The pool's live workers as of the last refresh."""
+        return self._workers[pool]
+
+    async def refresh(self, now: datetime) -> None:
+        seen_after = now - timedelta(seconds=self._ttl_s)
+        for pool in Pool:
+            self._workers[pool] = await self._registry.live_workers(pool, seen_after)
+        live = {worker.id for workers in self._workers.values() for worker in workers}
+        self._routed_at = {k: v for k, v in self._routed_at.items() if k in live}
+
+    async def send(self, job: Job, work: Work) -> str | None:
+        """Sends ``work`` (whose first job is ``job``) to an idle worker with the model
+        warm, else to the pool's queue; returns the worker's name when routed."""
+        key = model_key(job)
+        body = work.to_body()
+        for worker in self._workers[job.pool]:
+            routed = self._routed_at.get(worker.id)
+            sent_since = routed is not None and (
+                worker.last_seen is None or routed >= worker.last_seen
+            )
+            if worker.busy or sent_since or key not in worker.warm_pairs:
+                continue
+            if await self._bus.publish_private(worker_queue(worker.id), body):
+                self._routed_at[worker.id] = self._clock.now()
+                self._count(job.pool, warm=True)
+                return worker.id
+        await self._bus.publish(work_queue(job.pool), body)
+        self._count(job.pool, warm=False)
+        return None
+
+    def _count(self, pool: Pool, warm: bool) -> None:
+        counts = self._counts[pool]
+        counts[0] += warm
+        counts[1] += 1
+        self._metrics.routed.labels(pool, "warm" if warm else "cold").inc()
+        self._metrics.routing_hit_ratio.labels(pool).set(counts[0] / counts[1])
+
+    def hit_ratio(self, pool: Pool) -> float | None:
+        """Share of this pool's messages that went to a worker with the model warm."""
+        warm, total = self._counts[pool]
+        return warm / total if total else None
