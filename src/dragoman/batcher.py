@@ -14,6 +14,7 @@ from typing import Any
 
 from dragoman.engines import Engines, Pair
 from dragoman.errors import PayloadTooLarge
+from dragoman.languages import canonical
 from dragoman.metrics import Metrics
 from dragoman.models import Document
 from dragoman.settings import Settings
@@ -105,8 +106,10 @@ class SyncTranslator:
         )
 
     async def translate(
-        self, pair: Pair, segments: Sequence[str], engine: str | None = None
+        self, source: str, target: str, segments: Sequence[str], engine: str | None = None
     ) -> list[str]:
+        """The segments' translations, in order. Checked in the order of docs/api.md: the
+        segment count, the segments, then the languages and the engine."""
         limit = self._settings.sync_max_segments
         if len(segments) > limit:
             raise PayloadTooLarge(
@@ -118,6 +121,7 @@ class SyncTranslator:
             max_segments=limit,
             max_chars=self._settings.max_segment_chars,
         )
+        pair = Pair(canonical(source), canonical(target))
         chosen = self._engines.resolve(pair, engine)
         return await self.batcher.translate(chosen.name, pair, segments)
 

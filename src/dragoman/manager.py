@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import re
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import timedelta
@@ -22,6 +23,9 @@ from dragoman.runtime import Runtime
 from dragoman.validation import check_segments
 
 log = logging.getLogger(__name__)
+
+# A cursor is a job's sequence number; 18 digits stay within every store's integers.
+CURSOR_PATTERN = r"^[0-9]{1,18}$"
 
 
 class Intake(Protocol):
@@ -171,7 +175,7 @@ class BatchRequestsManager:
         self, tenant: str | None, *, status: JobStatus | None, limit: int, cursor: str | None
     ) -> tuple[list[Job], str | None]:
         """The tenant's jobs, newest first, and the cursor of the next page (None: last)."""
-        if cursor is not None and not cursor.isdigit():
+        if cursor is not None and not re.fullmatch(CURSOR_PATTERN, cursor):
             raise InvalidRequest("cursor must be a value returned as next_cursor")
         return await self._store.list_jobs(tenant=tenant, status=status, limit=limit, cursor=cursor)
 

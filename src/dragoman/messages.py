@@ -95,7 +95,7 @@ class Queued:
                 str(body["job_id"]),
                 Pool(body["pool"]),
                 Priority(body["priority"]),
-                body.get("tenant"),
+                None if body.get("tenant") is None else str(body["tenant"]),
                 batch_key=str(body.get("batch_key", "")),
                 segments=int(body.get("segments", 0)),
                 alone=bool(body.get("alone", False)),

@@ -9,8 +9,9 @@ written-down order.
 - ``WorkerService`` (``dragoman worker --pool``): one worker; SIGTERM drains it.
 - ``ScalerService`` (``dragoman scaler``): one pool's autoscaler.
 
-Each role is built in one place: ``_Front`` (the manager and the synchronous translator),
-``_Dispatch`` (the queue and the watchdog), ``BatchWorker`` and ``Scaler`` themselves.
+Each program builds its roles once; the API side (``_Front``: the manager and the synchronous
+translator) and the dispatch side (``_Dispatch``: the queue and the watchdog) are built by one
+helper each, shared by the programs that run them.
 """
 
 from __future__ import annotations

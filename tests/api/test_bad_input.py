@@ -196,3 +196,13 @@ async def test_translate_above_its_limit_is_413_pointing_to_jobs(make_client: An
     response = await client.post("/v1/translate", json=body)
     assert_error(response, 413, "payload_too_large")
     assert "/v1/jobs" in response.json()["error"]["message"]
+
+
+async def test_translate_checks_its_segments_before_the_languages(make_client: Any) -> None:
+    client = await make_client(sync_max_segments=2)
+    many = {"source_lang": "en", "target_lang": "de", "segments": ["a", "b", "c"]}
+    assert_error(await client.post("/v1/translate", json=many), 413, "payload_too_large")
+    bad = {"source_lang": "en", "target_lang": "de", "segments": ["a\x00"]}
+    assert_error(await client.post("/v1/translate", json=bad), 422, "invalid_segment")
+    fine = {"source_lang": "en", "target_lang": "de", "segments": ["a"]}
+    assert_error(await client.post("/v1/translate", json=fine), 422, "unsupported_language_pair")

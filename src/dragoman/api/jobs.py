@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
@@ -17,8 +16,8 @@ from dragoman.api.schemas import (
     JobResult,
 )
 from dragoman.engines import Pair
-from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
+from dragoman.manager import CURSOR_PATTERN
 from dragoman.models import Document, JobStatus
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -35,8 +34,6 @@ _SUBMITTED: dict[int | str, dict[str, object]] = {
         },
     }
 }
-# A cursor is a job's sequence number; 18 digits stay within every store's integers.
-CURSOR_PATTERN = r"^[0-9]{1,18}$"
 
 
 @router.post(
@@ -73,8 +70,6 @@ async def list_jobs(
     ] = None,
 ) -> JobList:
     """The caller's jobs, newest first, a page at a time."""
-    if cursor is not None and not re.fullmatch(CURSOR_PATTERN, cursor):
-        raise InvalidRequest("cursor must be a value returned as next_cursor")
     jobs, next_cursor = await service.manager.list_jobs(
         tenant, status=status, limit=limit, cursor=cursor
     )

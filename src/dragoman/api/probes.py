@@ -35,8 +35,9 @@ class Probed(Protocol):
 
 
 def create_probe_app(service: Probed, *, role: str) -> FastAPI:
-    """``/healthz`` (the process and its main task live), ``/readyz`` (the store and the bus
-    answer) and ``/metrics``; the app's lifespan starts and stops ``service``."""
+    """``/healthz`` (the process and its main task live), ``/readyz`` (what the program
+    depends on answers: the store and the bus; for the scaler, the store) and ``/metrics``;
+    the app's lifespan starts and stops ``service``."""
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -7,8 +7,6 @@ from fastapi import APIRouter
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
 from dragoman.api.schemas import LanguagesOut, PairOut, TranslateIn, TranslateOut
-from dragoman.engines import Pair
-from dragoman.languages import canonical
 
 router = APIRouter(prefix="/v1", tags=["translate"])
 
@@ -18,8 +16,9 @@ router = APIRouter(prefix="/v1", tags=["translate"])
 )
 async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> TranslateOut:
     """Translates a few segments now; larger work belongs in a job."""
-    pair = Pair(canonical(body.source_lang), canonical(body.target_lang))
-    out = await service.translator.translate(pair, body.segments, body.engine)
+    out = await service.translator.translate(
+        body.source_lang, body.target_lang, body.segments, body.engine
+    )
     return TranslateOut(translations=out)
 
 

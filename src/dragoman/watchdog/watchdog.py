@@ -24,7 +24,7 @@ from datetime import timedelta
 
 from dragoman.bus import Message
 from dragoman.errors import TransientError
-from dragoman.messages import WATCHDOG_QUEUE, Done, Queued, Work
+from dragoman.messages import WATCHDOG_QUEUE, Done, Queued, Work, work_queue
 from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool
 from dragoman.queue import BatchRequestsQueue, Waiting
 from dragoman.relay import RelayTracker
@@ -160,7 +160,9 @@ class Watchdog:
         now = self._clock.now()
         for job in jobs:
             if await self._store.resubmit(job.id, job.attempts, now):
-                await self._router.send(job, Work.of([job]))
+                # To the pool's queue, not routed: at start-up the registry is not read yet,
+                # and a resend is no routing decision to count.
+                await self._bus.publish(work_queue(job.pool), Work.of([job]).to_body())
                 sent += 1
         if sent:
             log.info("%d submitted jobs published again", sent)
