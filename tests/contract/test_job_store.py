@@ -64,6 +64,16 @@ async def test_a_created_job_reads_back_queued_with_its_segments(store: JobStore
     assert await store.results("j1") == [("a.txt", [None, None]), ("b.txt", [None])]
 
 
+async def test_a_creation_that_cannot_be_stored_fails_its_caller_and_not_the_next(
+    store: JobStore,
+) -> None:
+    broken = Document("broken", None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        await asyncio.wait_for(store.create(a_job("bad"), [broken]), 5)
+    await asyncio.wait_for(store.create(a_job("j1"), DOCS), 5)
+    assert await store.get("bad") is None and await store.get("j1") is not None
+
+
 async def test_an_unknown_job_is_none(store: JobStore) -> None:
     assert await store.get("missing") is None
 

@@ -255,3 +255,21 @@ def _metrics_text(metrics: Metrics) -> str:
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_republished_work_goes_to_the_pool_queue_and_is_not_counted_as_routed(
+    routing: Any,
+) -> None:
+    store, bus, watchdog, manager, _, clock, listen = routing
+    await register(store, clock, "warm", busy=False, warm_pairs=frozenset({"scripted:en-es"}))
+    warm = listen("warm")
+    await asyncio.sleep(0)
+    await watchdog.sweep()
+    job = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["x"])])
+    submitted = await store.mark_submitted(job.id, clock.now())
+    assert submitted is not None
+    warm.cancel()  # the worker takes nothing now: what reaches the pool's queue stays there
+    assert await watchdog.republish([submitted]) == 1
+    assert bus.depth(work_queue(Pool.CPU)) == 1
+    assert bus.depth(worker_queue("warm")) == 0
+    assert watchdog.hit_ratio(Pool.CPU) is None
