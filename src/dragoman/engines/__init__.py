@@ -68,9 +68,6 @@ class Engines:
     async def translate(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
         return await self.resolve(pair, engine).translate(pair, segments)
 
-    def warm_pairs(self) -> frozenset[Pair]:
-        return frozenset().union(*(e.warm_pairs() for e in self._engines.values()))
-
     def warm_models(self) -> frozenset[str]:
         """What is loaded now, as ``engine:source-target`` (the worker registry's form)."""
         return frozenset(
