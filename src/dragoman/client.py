@@ -28,6 +28,7 @@ from typing import Any, TypedDict, cast
 
 import httpx
 
+from dragoman.formats import translated_name
 from dragoman.models import FINISHED, JobStatus
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -189,8 +190,8 @@ def server_url(server: str) -> str:
 
 
 def output_path(path: Path, target: str) -> Path:
-    """``a.txt`` translated to ``es`` is written as ``a.es.txt``."""
-    return path.with_name(f"{path.stem}.{target}{path.suffix}")
+    """``a.txt`` translated to ``es`` is written as ``a.es.txt`` (as the server names it)."""
+    return path.with_name(translated_name(path.name, target))
 
 
 class Client:
@@ -247,6 +248,36 @@ class Client:
             body["engine"] = engine
         return cast(JobView, self._call("POST", "/v1/jobs", json=body))
 
+    def submit_files(
+        self,
+        source_lang: str,
+        target_lang: str,
+        files: Sequence[tuple[str, bytes]],
+        *,
+        priority: str = "normal",
+        engine: str | None = None,
+        segmentation: str = "srx",
+    ) -> JobView:
+        """``POST /v1/jobs`` as multipart: one job of ``(file name, bytes)`` files."""
+        fields = {
+            "source_lang": source_lang,
+            "target_lang": target_lang,
+            "priority": priority,
+            "segmentation": segmentation,
+        }
+        if engine is not None:
+            fields["engine"] = engine
+        parts = [("files", (name, content)) for name, content in files]
+        return cast(JobView, self._call("POST", "/v1/jobs", data=fields, files=parts))
+
+    def file(self, job_id: str, n: int, *, partial: bool = False) -> bytes:
+        """``GET /v1/jobs/{id}/files/{n}``: the n-th file of a job, translated."""
+        params = {"partial": "true"} if partial else {}
+        response = self._send("GET", f"/v1/jobs/{job_id}/files/{n}", params=params)
+        if not response.is_success:
+            self._decoded(response)  # raises the server's error
+        return response.content
+
     def job(self, job_id: str) -> JobView:
         return cast(JobView, self._call("GET", f"/v1/jobs/{job_id}"))
 
@@ -288,8 +319,11 @@ class Client:
         return self.result(job["id"])
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        return self._decoded(self._send(method, path, **kwargs))
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = self._http.request(method, path, **kwargs)
+            return self._http.request(method, path, **kwargs)
         except httpx.TimeoutException as exc:
             if isinstance(exc, httpx.ConnectTimeout):
                 raise ServerUnreachable(self.server, "connection timed out") from None
@@ -304,6 +338,8 @@ class Client:
             raise ConnectionLost(self.server, _reason(exc)) from None
         except httpx.TransportError as exc:  # proxies, ...
             raise ServerUnreachable(self.server, _reason(exc)) from None
+
+    def _decoded(self, response: httpx.Response) -> Any:
         try:
             body = response.json()
         except ValueError:

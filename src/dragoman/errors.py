@@ -36,6 +36,18 @@ class InvalidSegment(ClientError):
     code = "invalid_segment"
 
 
+class InvalidFile(ClientError):
+    """An uploaded file that is not what its format says; the message names the file."""
+
+    status = 422
+    code = "invalid_file"
+
+
+class UnsupportedFormat(ClientError):
+    status = 415
+    code = "unsupported_format"
+
+
 class PayloadTooLarge(ClientError):
     status = 413
     code = "payload_too_large"
@@ -54,6 +66,10 @@ class NotFound(ClientError):
 class Conflict(ClientError):
     status = 409
     code = "conflict"
+
+
+class NotFinished(Conflict):
+    code = "not_finished"
 
 
 class TransientError(DragomanError):

@@ -114,6 +114,7 @@ class BatchRequestsManager:
                 parent_id=job.id,
                 first_position=first,
                 end_position=end,
+                markup=job.markup,
             )
             for first, end in itertools.pairwise(bounds)
         ]
@@ -126,6 +127,7 @@ class BatchRequestsManager:
         documents: Sequence[Document],
         priority: Priority = Priority.NORMAL,
         engine: str | None = None,
+        markup: bool = False,
     ) -> Job:
         chosen = self._engines.resolve(pair, engine)
         total = check_segments(
@@ -144,6 +146,7 @@ class BatchRequestsManager:
             documents=len(documents),
             segments_total=total,
             created_at=self._clock.now(),
+            markup=markup,
         )
         shards = self.shards(job)
         job.shards = len(shards)

@@ -70,9 +70,20 @@ def utcnow() -> datetime:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceFile:
+    """An uploaded file as the store keeps it: its bytes, its format, and how many segments
+    each of its units became (``formats.prepare``), all a download needs to rebuild it."""
+
+    format: str
+    content: bytes
+    layout: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Document:
     name: str
     segments: list[str]
+    file: SourceFile | None = None  # None: plain segments sent as such
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +123,8 @@ class Job:
     first_position: int | None = None
     end_position: int | None = None
     shards: int = 0  # on a parent, how many; 0 for a plain job and for a shard
+    # Segments carry inline codes (a file job: ``formats.markup``'s stored form).
+    markup: bool = False
 
     @property
     def is_shard(self) -> bool:

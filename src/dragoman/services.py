@@ -31,6 +31,7 @@ from dragoman.bus import Bus
 from dragoman.clock import Clock
 from dragoman.engines import Engines, open_engines
 from dragoman.errors import TransientError
+from dragoman.files import FileJobs
 from dragoman.manager import BatchRequestsManager, BusIntake, Intake, LocalIntake
 from dragoman.metrics import Metrics
 from dragoman.models import IN_FLIGHT, Pool, WorkerInfo
@@ -97,6 +98,7 @@ class _Front:
     def __init__(self, runtime: Runtime, engines: Engines, intake: Intake) -> None:
         self.engines = engines
         self.manager = BatchRequestsManager(runtime, engines=engines, intake=intake)
+        self.files = FileJobs(runtime, self.manager)
         self.translator = SyncTranslator(runtime.settings, engines, runtime.metrics)
 
     def start(self) -> None:
@@ -145,6 +147,10 @@ class _Serving(_Program):
     @property
     def manager(self) -> BatchRequestsManager:
         return self.front.manager
+
+    @property
+    def files(self) -> FileJobs:
+        return self.front.files
 
     @property
     def translator(self) -> SyncTranslator:

@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     max_segments_per_job: int = Field(1_000_000, ge=1)
     max_segment_chars: int = Field(10_000, ge=1)
     max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    max_file_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    max_files_per_job: int = Field(1000, ge=1)
     sync_max_segments: int = Field(100, ge=1)
     sync_batch_delay_s: float = Field(0.002, ge=0)
     sync_batch_max_segments: int = Field(512, ge=1)

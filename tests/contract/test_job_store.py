@@ -17,6 +17,7 @@ from dragoman.models import (
     Priority,
     RelayRequest,
     RelayStatus,
+    SourceFile,
     WorkerInfo,
 )
 from dragoman.store import JobStore
@@ -72,6 +73,22 @@ async def test_a_creation_that_cannot_be_stored_fails_its_caller_and_not_the_nex
         await asyncio.wait_for(store.create(a_job("bad"), [broken]), 5)
     await asyncio.wait_for(store.create(a_job("j1"), DOCS), 5)
     assert await store.get("bad") is None and await store.get("j1") is not None
+
+
+async def test_an_uploaded_file_is_kept_with_its_job_byte_for_byte(store: JobStore) -> None:
+    content = bytes(range(256)) * 4  # any bytes, NUL included
+    upload = SourceFile("docx", content, (2, 0, 1))
+    docs = [Document("a.txt", ["one"]), Document("r.docx", ["<g1>x</g1>", "y", "z"], upload)]
+    await store.create(replace(a_job("j1", segments=4), markup=True), docs)
+    job = await store.get("j1")
+    assert job is not None and job.markup
+    assert await store.source_file("j1", 1) == ("r.docx", upload)
+    assert await store.source_file("j1", 0) is None  # plain segments: no file
+    assert await store.source_file("j1", 2) is None
+    assert await store.sources("j1") == [(0, "one"), (1, "<g1>x</g1>"), (2, "y"), (3, "z")]
+    await store.create(a_job("j2"), DOCS)
+    plain = await store.get("j2")
+    assert plain is not None and not plain.markup
 
 
 async def test_an_unknown_job_is_none(store: JobStore) -> None:

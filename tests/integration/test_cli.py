@@ -71,3 +71,36 @@ def test_jobs_lists_recent_jobs(server: Server, tmp_path: Path) -> None:
     listed = dragoman("jobs", "--server", server.url, "--status", "succeeded")
     assert listed.returncode == 0
     assert "succeeded" in listed.stdout and "en-es" in listed.stdout
+
+
+def test_translate_gives_files_back_in_their_own_format(server: Server, tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(b"<html><body><p>Hello <b>big</b> world.</p></body></html>\n")
+    catalog = tmp_path / "app.pot"
+    catalog.write_text('msgid ""\nmsgstr ""\n\nmsgid "Good morning."\nmsgstr ""\n')
+    done = dragoman(
+        "translate", str(page), str(catalog), "--from", "en", "--to", "es", "--server", server.url
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"<p>Hola Mundo <b>grande</b>.</p>" in (tmp_path / "page.es.html").read_bytes()
+    import polib
+
+    (entry,) = polib.pofile(str(tmp_path / "app.es.po"))
+    assert (entry.msgid, entry.msgstr) == ("Good morning.", "Buenos días.")
+    assert "fuzzy" in entry.flags
+
+
+def test_translate_names_a_file_of_no_known_format(server: Server, tmp_path: Path) -> None:
+    (tmp_path / "deck.key").write_bytes(b"\x00\x01")
+    done = dragoman(
+        "translate",
+        str(tmp_path / "deck.key"),
+        "--from",
+        "en",
+        "--to",
+        "es",
+        "--server",
+        server.url,
+    )
+    assert done.returncode == 1
+    assert "deck.key" in done.stderr and ".docx" in done.stderr

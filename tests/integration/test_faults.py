@@ -297,3 +297,48 @@ async def shards_of(database_url: str, job_id: str) -> list[Any]:
         return [job for job in await store.in_status(list(JobStatus)) if job.parent_id == job_id]
     finally:
         await store.close()
+
+
+def test_a_file_job_survives_a_killed_worker_and_any_api_serves_the_file(
+    cluster: Cluster,
+) -> None:
+    first, second = cluster.api(), cluster.api()
+    cluster.watchdog()
+    victim = cluster.worker()
+    plain = [line for line in corpus() if not set(line) & set("<>&%{}@") and "http" not in line]
+    lines = plain[:SEGMENTS]
+    page = "".join(f"<p>{line}<br></p>\n" for line in lines).encode()
+    with client(first) as http:
+        response = http.post(
+            "/v1/jobs",
+            data={"source_lang": "en", "target_lang": "es", "segmentation": "none"},
+            files=[("files", ("page.html", page))],
+        )
+    assert response.status_code == 202, response.text
+    job_id = response.json()["id"]
+    wait_running(first, [job_id])
+    victim.signal(signal.SIGKILL)
+    cluster.worker()
+    state = assert_done(first, job_id)
+    assert state["attempts"] == 2
+    downloads = []
+    for api in (first, second):  # the bytes live in the store: any API process rebuilds them
+        with client(api) as http:
+            downloads.append(http.get(f"/v1/jobs/{job_id}/files/0"))
+    assert [d.status_code for d in downloads] == [200, 200]
+    assert downloads[0].content == downloads[1].content
+    out = downloads[0].content.decode().splitlines()
+    expected = reference()
+    assert len(out) == len(lines)
+    for line, got in zip(lines, out, strict=True):
+        assert got.startswith("<p>") and got.endswith("<br></p>"), got
+        # One unit, one segment: what the engine gives that line alone, whitespace aside.
+        assert got[3:-8].split() == expected[line].split(), line
+
+
+def assert_done(api: Process, job_id: str) -> dict[str, Any]:
+    finished = {"succeeded", "failed", "cancelled"}
+    wait_for(lambda: job(api, job_id)["status"] in finished, 120, "the file job")
+    state = job(api, job_id)
+    assert state["status"] == "succeeded", state
+    return state

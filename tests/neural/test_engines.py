@@ -284,3 +284,21 @@ def test_unloading_a_model_in_use_waits_until_it_is_given_back(tmp_path: Path) -
 
     assert model.unloaded
     assert cache.loaded() == []
+
+
+async def test_inline_codes_survive_a_neural_engine_in_order_and_at_the_edges(
+    engine: Engine,
+) -> None:
+    from dragoman.engines.markup import translate_stored
+    from dragoman.formats.markup import parse_stored, same_codes
+
+    sources = [
+        "<g1>This License</g1> applies to <g2>any <g3>program</g3></g2> or <x4/> work.",
+        "  <g1>You may copy it.</g1> ",
+    ]
+    out = await translate_stored(engine, EN_FR, sources)
+    for source, translated in zip(sources, out, strict=True):
+        assert same_codes(parse_stored(source), parse_stored(translated)), translated
+    # The pair that spans the whole text and the outer whitespace stay where they were.
+    assert out[1].startswith("  <g1>") and out[1].endswith("</g1> ")
+    assert out[0].startswith("<g1>")

@@ -16,7 +16,9 @@ LAYERS: dict[str, int] = {
     ),
     **dict.fromkeys(["validation", "formats", "store", "bus", "engines"], 1),
     "runtime": 2,
-    **dict.fromkeys(["queue", "manager", "batcher", "relay", "watchdog", "worker", "scaling"], 3),
+    **dict.fromkeys(
+        ["queue", "manager", "files", "batcher", "relay", "watchdog", "worker", "scaling"], 3
+    ),
     **dict.fromkeys(["api", "services", "client", "cli"], 4),
 }
 MAX_MODULE_LINES = 400

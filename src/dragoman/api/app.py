@@ -10,11 +10,12 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
-from dragoman.api import health, jobs, translate
+from dragoman.api import files, health, jobs, translate
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
+from dragoman.api.files import FilesJobIn
 from dragoman.api.limits import BodyLimit
-from dragoman.api.schemas import tailor_openapi
+from dragoman.api.schemas import JobIn, add_bodies, tailor_openapi
 
 
 def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
@@ -41,6 +42,7 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_request_bytes)
     app.include_router(jobs.router)
+    app.include_router(files.router)
     app.include_router(translate.router)
     app.include_router(health.router)
 
@@ -53,6 +55,7 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
                 description=app.description,
                 routes=app.routes,
             )
+            add_bodies(generic, JobIn, FilesJobIn)
             app.openapi_schema = tailor_openapi(
                 generic, pairs=service.engines.languages(), settings=service.settings
             )

@@ -13,6 +13,7 @@ from fastapi import Depends, Request
 from dragoman.api.auth import tenant_of
 from dragoman.batcher import SyncTranslator
 from dragoman.engines import Engines
+from dragoman.files import FileJobs
 from dragoman.manager import BatchRequestsManager
 from dragoman.metrics import Metrics
 from dragoman.settings import Settings
@@ -34,6 +35,9 @@ class ApiParts(Protocol):
 
     @property
     def manager(self) -> BatchRequestsManager: ...
+
+    @property
+    def files(self) -> FileJobs: ...
 
     @property
     def translator(self) -> SyncTranslator: ...

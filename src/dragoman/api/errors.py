@@ -30,6 +30,7 @@ _WHEN = {
     401: "API keys are configured and the request carries no valid one",
     404: "No such job for the caller's tenant",
     409: "The job has already finished",
+    415: "A file's extension (or its 'format' field) is not a supported format",
     413: "The body, a segment or the number of segments is over its limit",
     422: "The request breaks the schema or a rule of the server",
     500: "The engine failed or gave no output in time (engine_error, engine_timeout)",

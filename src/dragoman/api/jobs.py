@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import ValidationError
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
+from dragoman.api.files import submit_files
 from dragoman.api.schemas import (
     DocumentResult,
     JobIn,
@@ -36,23 +39,51 @@ _SUBMITTED: dict[int | str, dict[str, object]] = {
 }
 
 
+_BODIES = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/JobIn"}},
+            "multipart/form-data": {"schema": {"$ref": "#/components/schemas/FilesJobIn"}},
+        },
+    }
+}
+
+
 @router.post(
     "",
     status_code=202,
     response_model=JobOut,
-    responses={**_SUBMITTED, **error_responses(401, 413, 422, 503)},
+    responses={**_SUBMITTED, **error_responses(401, 413, 415, 422, 503)},
+    openapi_extra=_BODIES,
 )
-async def submit_job(body: JobIn, response: Response, service: Service, tenant: Tenant) -> JobOut:
-    """Accepts a job; translation happens in the background."""
-    job = await service.manager.submit(
-        tenant=tenant,
-        pair=Pair(canonical(body.source_lang), canonical(body.target_lang)),
-        documents=[Document(doc.name, doc.segments) for doc in body.documents],
-        priority=body.priority,
-        engine=body.engine,
-    )
+async def submit_job(
+    request: Request, response: Response, service: Service, tenant: Tenant
+) -> JobOut:
+    """Accepts a job of segments (JSON) or of files (multipart); translation happens in the
+    background."""
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
+        job = await submit_files(request, service, tenant)
+    else:
+        body = await _job_in(request)
+        job = await service.manager.submit(
+            tenant=tenant,
+            pair=Pair(canonical(body.source_lang), canonical(body.target_lang)),
+            documents=[Document(doc.name, doc.segments) for doc in body.documents],
+            priority=body.priority,
+            engine=body.engine,
+        )
     response.headers["Location"] = f"/v1/jobs/{job.id}"
     return JobOut.of(job)
+
+
+async def _job_in(request: Request) -> JobIn:
+    try:
+        return JobIn.model_validate_json(await request.body())
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
+        raise RequestValidationError(errors) from None
 
 
 @router.get("", response_model=JobList, responses=error_responses(401, 422, 503))

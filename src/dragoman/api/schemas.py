@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import models_json_schema
 
 from dragoman.engines import Pair
 from dragoman.errors import InvalidRequest
@@ -188,6 +189,14 @@ def spelling_pattern(code: str) -> str:
     return f"^(?:{'|'.join(either_case)})$"
 
 
+def add_bodies(openapi: dict[str, Any], *models: type[BaseModel]) -> None:
+    """Puts request bodies that a route reads itself (``openapi_extra``) in the components."""
+    _, top = models_json_schema(
+        [(model, "validation") for model in models], ref_template="#/components/schemas/{model}"
+    )
+    openapi.setdefault("components", {}).setdefault("schemas", {}).update(top["$defs"])
+
+
 def tailor_openapi(
     openapi: dict[str, Any],
     *,
@@ -210,7 +219,7 @@ def tailor_openapi(
         for pair, engines in pairs
     ]
     chars = settings.max_segment_chars
-    for name in ("JobIn", "TranslateIn"):
+    for name in ("JobIn", "TranslateIn", "FilesJobIn"):
         if installed:
             schemas[name]["anyOf"] = installed
         else:

@@ -117,22 +117,89 @@ def _interrupted(client: Client, job: JobView | None) -> NoReturn:
 
 @app.command()
 def translate(
-    files: Annotated[list[Path], typer.Argument(help="Text files, one segment per line")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Files of any format of GET /v1/formats (XLIFF, PO, HTML, DOCX, ...), "
+            "by extension; .txt files go one segment per line"
+        ),
+    ],
     source: Annotated[str, typer.Option("--from", help="Source language")],
     target: Annotated[str, typer.Option("--to", help="Target language")],
     server: Server = DEFAULT_SERVER,
     api_key: ApiKey = None,
     priority: Annotated[str, typer.Option(help="low, normal or high")] = "normal",
+    segmentation: Annotated[
+        str, typer.Option(help="srx: split paragraphs into sentences; none: keep units whole")
+    ] = "srx",
 ) -> None:
     """Translate files as one job and write each beside its source as NAME.<to>.EXT."""
     with _api_errors():
         client = Client(server, api_key)
-    lines = {path: _read_lines(path) for path in files}
+    texts = [path for path in files if path.suffix.lower() == ".txt"]
+    others = [path for path in files if path.suffix.lower() != ".txt"]
+    contents = [(path, _read_bytes(path)) for path in others]
+    lines = {path: _read_lines(path) for path in texts}
+    with client:
+        if contents:
+            _translate_files(client, contents, source, target, priority, segmentation)
+        if lines:
+            _translate_lines(client, lines, source, target, priority)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except IsADirectoryError:
+        fail(f"{path} is a directory, not a file", ExitCode.USAGE)
+    except OSError as exc:
+        fail(f"cannot read {path}: {_strerror(exc)}", ExitCode.USAGE)
+
+
+def _translate_files(
+    client: Client,
+    contents: list[tuple[Path, bytes]],
+    source: str,
+    target: str,
+    priority: str,
+    segmentation: str,
+) -> None:
+    """One job of whole files (multipart); each comes back in its own format."""
+    job: JobView | None = None
+    with _api_errors():
+        try:
+            job = client.submit_files(
+                source,
+                target,
+                [(path.name, content) for path, content in contents],
+                priority=priority,
+                segmentation=segmentation,
+            )
+            job = _follow(client, job)
+            client.translation(job)  # JobUnsuccessful unless it succeeded
+            for n, (path, _) in enumerate(contents):
+                _write_file(output_path(path, target), client.file(job["id"], n), path)
+        except KeyboardInterrupt:
+            _interrupted(client, job)
+
+
+def _write_file(destination: Path, content: bytes, source: Path) -> None:
+    try:
+        destination.write_bytes(content)
+    except OSError as exc:
+        fail(f"cannot write {destination}: {_strerror(exc)}", ExitCode.USAGE)
+    console.print(f"{source} → {destination}", markup=False, highlight=False)
+
+
+def _translate_lines(
+    client: Client, lines: dict[Path, list[str]], source: str, target: str, priority: str
+) -> None:
+    """Text files as segments, one per non-blank line; blank lines stay in place."""
     documents = [
         (path.name, [line for line in content if line.strip()]) for path, content in lines.items()
     ]
     job: JobView | None = None
-    with _api_errors(), client:
+    with _api_errors():
         try:
             job = client.submit(source, target, documents, priority=priority)
             job = _follow(client, job)

@@ -68,6 +68,12 @@ class Engines:
     async def translate(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
         return await self.resolve(pair, engine).translate(pair, segments)
 
+    async def translate_marked(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
+        """Segments of file jobs: text with inline codes, in its stored form both ways."""
+        from dragoman.engines.markup import translate_stored
+
+        return await translate_stored(self.resolve(pair, engine), pair, segments)
+
     def warm_models(self) -> frozenset[str]:
         """What is loaded now, as ``engine:source-target`` (the worker registry's form)."""
         return frozenset(

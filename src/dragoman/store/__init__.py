@@ -19,6 +19,7 @@ from dragoman.models import (
     Pool,
     RelayRequest,
     RelayStatus,
+    SourceFile,
     WorkerInfo,
 )
 
@@ -59,6 +60,11 @@ class Jobs(Protocol):
     async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
         """Each document's name and its translations so far (``None`` = not yet); a shard
         has none: read its parent's."""
+        ...
+
+    async def source_file(self, job_id: str, ordinal: int) -> tuple[str, SourceFile] | None:
+        """The name and stored file of a job's document ``ordinal``; None when there is no
+        such document or it was sent as plain segments."""
         ...
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:

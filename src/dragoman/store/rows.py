@@ -19,6 +19,7 @@ from dragoman.models import (
     Priority,
     RelayRequest,
     RelayStatus,
+    SourceFile,
     WorkerInfo,
 )
 from dragoman.store.tables import jobs
@@ -61,6 +62,7 @@ def to_job(row: Any) -> Job:
         first_position=row.first_position,
         end_position=row.end_position,
         shards=row.shards,
+        markup=bool(row.markup),
     )
 
 
@@ -83,6 +85,7 @@ def job_row(job: Job) -> dict[str, Any]:
         "first_position": job.first_position,
         "end_position": job.end_position,
         "shards": job.shards,
+        "markup": job.markup,
     }
 
 
@@ -101,12 +104,21 @@ def content_rows(
                 "name": doc.name,
                 "first_position": position,
                 "segment_count": len(doc.segments),
+                "format": doc.file.format if doc.file else None,
+                "content": doc.file.content if doc.file else None,
+                "layout": json.dumps(list(doc.file.layout)) if doc.file else None,
             }
         )
         for text in doc.segments:
             seg_rows.append({"job_id": job_id, "position": position, "source": text})
             position += 1
     return doc_rows, seg_rows
+
+
+def to_file(row: Any) -> SourceFile | None:
+    if row.format is None:
+        return None
+    return SourceFile(row.format, bytes(row.content), tuple(json.loads(row.layout)))
 
 
 def to_worker(row: Any) -> WorkerInfo:

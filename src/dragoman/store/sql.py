@@ -13,13 +13,13 @@ from typing import Any
 
 from sqlalchemy import bindparam, delete, func, select, update
 
-from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
+from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus, SourceFile
 from dragoman.store import shards as family
 from dragoman.store.database import Database
 from dragoman.store.group_commit import GroupCommit
 from dragoman.store.leases import SqlLeases
 from dragoman.store.relay_log import SqlRelayLog
-from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_job
+from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_file, to_job
 from dragoman.store.tables import documents, jobs, relay_requests, segments
 from dragoman.store.worker_registry import SqlWorkerRegistry
 
@@ -135,6 +135,15 @@ class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry):
             out.append((doc.name, targets[start : start + doc.segment_count]))
             start += doc.segment_count
         return out
+
+    async def source_file(self, job_id: str, ordinal: int) -> tuple[str, SourceFile] | None:
+        query = select(
+            documents.c.name, documents.c.format, documents.c.content, documents.c.layout
+        ).where(documents.c.job_id == job_id, documents.c.ordinal == ordinal)
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).first()
+        found = to_file(row) if row is not None else None
+        return (row.name, found) if row is not None and found is not None else None
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
         async with self._db.tx() as conn:

@@ -10,10 +10,12 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
     Text,
+    false,
     text,
 )
 
@@ -49,6 +51,7 @@ jobs = Table(
     Column("first_position", Integer),
     Column("end_position", Integer),
     Column("shards", Integer, nullable=False, default=0, server_default=text("0")),
+    Column("markup", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),
@@ -62,6 +65,10 @@ documents = Table(
     Column("name", Text, nullable=False),
     Column("first_position", Integer, nullable=False),
     Column("segment_count", Integer, nullable=False),
+    # An uploaded file: its format, its bytes and its layout (JSON list); null otherwise.
+    Column("format", String(32)),
+    Column("content", LargeBinary),
+    Column("layout", Text),
 )
 
 segments = Table(

@@ -247,7 +247,7 @@ class BatchWorker:
             if not chunk:
                 continue
             began = time.perf_counter()
-            texts = await self._engines.translate(engine, pair, [text for _, _, text in chunk])
+            texts = await self._translate_chunk(engine, pair, chunk)
             self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
             per_unit: dict[int, list[tuple[int, str]]] = {}
             for (unit, position, _), out in zip(chunk, texts, strict=True):
@@ -269,6 +269,25 @@ class BatchWorker:
                 self._metrics.segments_translated.labels(engine, self.pool).inc(len(results))
             if all(unit.stopped for unit in units):
                 raise _Stopped
+
+    async def _translate_chunk(
+        self, engine: str, pair: Pair, chunk: list[tuple[_Unit, int, str]]
+    ) -> list[str]:
+        """One engine batch; the segments of file jobs carry inline codes and go their way."""
+        marked = [i for i, (unit, _, _) in enumerate(chunk) if unit.job.markup]
+        if not marked:
+            return await self._engines.translate(engine, pair, [text for _, _, text in chunk])
+        plain = [i for i in range(len(chunk)) if i not in set(marked)]
+        out: list[str] = [""] * len(chunk)
+        for indices, translate in (
+            (marked, self._engines.translate_marked),
+            (plain, self._engines.translate),
+        ):
+            if indices:
+                texts = await translate(engine, pair, [chunk[i][2] for i in indices])
+                for i, text in zip(indices, texts, strict=True):
+                    out[i] = text
+        return out
 
     async def _heartbeat(self, units: list[_Unit], work: asyncio.Task[None]) -> None:
         """Beats for each job until the work ends; a job whose attempt stops being current

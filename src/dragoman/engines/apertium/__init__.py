@@ -4,6 +4,7 @@
 - ``pipeline``: ``Pipeline`` and ``PipelinePool``, the warm-pool policy;
 - ``tagger``: the HMM tagger run apart, so its state never leaks between segments;
 - ``stream``: apertium's plain-text stream format, per segment;
+- ``marked``: inline codes as word-bound blanks and superblanks;
 - here: ``ApertiumEngine``, a pool per pair, and the reaper that stops idle pairs.
 """
 
@@ -15,10 +16,12 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
+from dragoman.engines.apertium.marked import from_stream, to_stream
 from dragoman.engines.apertium.modes import Mode, discover_modes, null_flush_script
 from dragoman.engines.apertium.pipeline import PipelinePool
 from dragoman.engines.apertium.tagger import split_script
 from dragoman.errors import EngineError
+from dragoman.formats.markup import Marked
 from dragoman.models import Pair
 
 __all__ = ["ApertiumEngine", "Mode", "discover_modes"]
@@ -57,12 +60,20 @@ class ApertiumEngine:
         return frozenset(self._pools)
 
     async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        return await self._translate(pair, segments, raw=False)
+
+    async def translate_marked(self, pair: Pair, cores: Sequence[Marked]) -> list[Marked]:
+        """Segments with inline codes: paired codes ride on their words (``marked``)."""
+        streams = await self._translate(pair, [to_stream(core) for core in cores], raw=True)
+        return [from_stream(s, core) for s, core in zip(streams, cores, strict=True)]
+
+    async def _translate(self, pair: Pair, segments: Sequence[str], *, raw: bool) -> list[str]:
         if not segments:
             return []
         pool = self._pools.get(pair) or await self._open_pool(pair)
         if self._reaper is None:
             self._reaper = asyncio.create_task(self._reap_forever(), name="apertium-reaper")
-        return await pool.translate(segments)
+        return await pool.translate(segments, raw=raw)
 
     async def _reap_forever(self) -> None:
         while True:

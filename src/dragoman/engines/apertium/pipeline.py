@@ -44,13 +44,16 @@ class Pipeline:
         tagger_ok = self._tagger is None or self._tagger.alive
         return bool(procs) and tagger_ok and all(p.returncode is None for p in procs)
 
-    async def translate(self, segments: Sequence[str]) -> list[str]:
+    async def translate(self, segments: Sequence[str], *, raw: bool = False) -> list[str]:
+        """Each segment's translation; with ``raw``, segments are streams already and the
+        answers stay streams."""
         head = self._head
         if head is None or head.stdin is None or head.stdout is None:
             raise EngineError("apertium pipeline is not running")
         self.uses += 1
         self.last_used = time.monotonic()
-        payload = b"".join(deformat(s).encode() + b"\0" for s in segments)
+        streams = segments if raw else [deformat(s) for s in segments]
+        payload = b"".join(s.encode() + b"\0" for s in streams)
         last = head.stdout
         steps: list[Coroutine[Any, Any, None]] = [self._write(head.stdin, payload)]
         if self._tagger is not None:
@@ -58,15 +61,15 @@ class Pipeline:
             assert tail is not None and tail.stdin is not None and tail.stdout is not None
             steps.append(self._tagger.relay(len(segments), head.stdout, tail.stdin, self._read_one))
             last = tail.stdout
-        reader = asyncio.ensure_future(self._read_all(last, len(segments)))
+        reader = asyncio.ensure_future(self._read_all(last, len(segments), raw))
         await _until_done_or_failed([reader, *(asyncio.ensure_future(step) for step in steps)])
         return reader.result()
 
-    async def _read_all(self, stdout: asyncio.StreamReader, count: int) -> list[str]:
+    async def _read_all(self, stdout: asyncio.StreamReader, count: int, raw: bool) -> list[str]:
         outputs = []
         for _ in range(count):
-            raw = await self._read_one(stdout)
-            outputs.append(reformat(raw[:-1].decode("utf-8", errors="replace")))
+            answer = (await self._read_one(stdout))[:-1].decode("utf-8", errors="replace")
+            outputs.append(answer if raw else reformat(answer))
         return outputs
 
     @staticmethod
@@ -117,11 +120,11 @@ class PipelinePool:
         self._all: list[Pipeline] = []
         self._size = size
 
-    async def translate(self, segments: Sequence[str]) -> list[str]:
+    async def translate(self, segments: Sequence[str], *, raw: bool = False) -> list[str]:
         pipeline = await self._acquire()
         healthy = False
         try:
-            result = await pipeline.translate(segments)
+            result = await pipeline.translate(segments, raw=raw)
             healthy = True
             return result
         finally:

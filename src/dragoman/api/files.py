@@ -1,0 +1,178 @@
+"""Files in, files out: a multipart ``POST /v1/jobs``, each translated file, the formats."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import FormData, UploadFile
+
+from dragoman.api.deps import Service, Tenant
+from dragoman.api.errors import error_responses
+from dragoman.api.schemas import EngineName, Language
+from dragoman.errors import InvalidRequest, PayloadTooLarge
+from dragoman.files import Upload
+from dragoman.formats import FORMATS
+from dragoman.languages import canonical
+from dragoman.models import Job, Pair, Priority
+
+router = APIRouter(tags=["files"])
+
+_FIELDS = {"source_lang", "target_lang", "priority", "engine", "format", "segmentation", "files"}
+_LATER = {"callback_url", "memories", "glossary"}
+
+
+class FilesJobIn(BaseModel):
+    """The multipart form of ``POST /v1/jobs``: one or more files, one document each."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    source_lang: Language = Field(examples=["en"])
+    target_lang: Language = Field(examples=["es"])
+    files: list[bytes] = Field(
+        min_length=1,
+        description="Parts named 'files', each with a file name; its extension is its format",
+        json_schema_extra={"items": {"type": "string", "format": "binary"}},
+    )
+    priority: Priority = Priority.NORMAL
+    engine: EngineName = None
+    format: str | None = Field(None, description="A name from /v1/formats, for every file")
+    segmentation: str = Field(
+        "srx",
+        description="'srx': split paragraphs into sentences; 'none': one segment per unit",
+        json_schema_extra={"enum": ["srx", "none"]},
+    )
+
+
+class FormatOut(BaseModel):
+    name: str
+    extensions: list[str]
+    media_type: str
+
+
+class FormatsOut(BaseModel):
+    formats: list[FormatOut]
+
+
+async def submit_files(request: Request, service: Service, tenant: Tenant) -> Job:
+    """The job of a multipart submission; every mistake a 4xx naming the field or file."""
+    settings = service.settings
+    try:
+        form = await request.form(
+            max_files=settings.max_files_per_job, max_fields=32, max_part_size=2**20
+        )
+    except Exception as exc:  # the multipart parser's errors have no common type
+        raise InvalidRequest(f"body: not a valid multipart form ({exc})") from None
+    try:
+        return await _submit(form, service, tenant)
+    finally:
+        await form.close()
+
+
+async def _submit(form: FormData, service: Service, tenant: Tenant) -> Job:
+    unknown = sorted(set(form.keys()) - _FIELDS - _LATER)
+    if unknown:
+        raise InvalidRequest(f"unknown form fields: {', '.join(unknown)}")
+    later = sorted(set(form.keys()) & _LATER)
+    if later:
+        raise InvalidRequest(f"{', '.join(later)}: not supported by this server yet")
+    fields = {key: _text(form, key) for key in _FIELDS - {"files"}}
+    for required in ("source_lang", "target_lang"):
+        if not fields[required]:
+            raise InvalidRequest(f"{required}: field required")
+    segmentation = fields["segmentation"] or "srx"
+    if segmentation not in ("srx", "none"):
+        raise InvalidRequest("segmentation: must be 'srx' or 'none'")
+    priority = fields["priority"] or Priority.NORMAL.value
+    if priority not in {p.value for p in Priority}:
+        raise InvalidRequest("priority: must be one of low, normal, high")
+    uploads = [await _upload(part, fields["format"], service) for part in form.getlist("files")]
+    return await service.files.submit(
+        tenant=tenant,
+        pair=Pair(canonical(fields["source_lang"] or ""), canonical(fields["target_lang"] or "")),
+        uploads=uploads,
+        priority=Priority(priority),
+        engine=fields["engine"] or None,
+        segmentation=segmentation == "srx",
+    )
+
+
+def _text(form: FormData, key: str) -> str | None:
+    values = form.getlist(key)
+    if len(values) > 1:
+        raise InvalidRequest(f"{key}: given {len(values)} times")
+    if not values:
+        return None
+    if not isinstance(values[0], str):
+        raise InvalidRequest(f"{key}: must be a plain field, not a file")
+    return values[0]
+
+
+async def _upload(part: Any, declared: str | None, service: Service) -> Upload:
+    if not isinstance(part, UploadFile) or not part.filename:
+        raise InvalidRequest("files: each part must be a file with a file name")
+    limit = service.settings.max_file_bytes
+    content = await part.read(limit + 1)
+    if len(content) > limit:
+        raise PayloadTooLarge(
+            f"{part.filename}: larger than the limit of {limit} bytes per file "
+            "(DRAGOMAN_MAX_FILE_BYTES)"
+        )
+    if "\x00" in part.filename:
+        raise InvalidRequest("files: a file name cannot contain NUL")
+    return Upload(part.filename, content, declared or None)
+
+
+@router.get(
+    "/v1/jobs/{job_id}/files/{n}",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "The file, translated, in its own format",
+            "content": {"application/octet-stream": {"schema": {"type": "string"}}},
+            "headers": {
+                "Content-Disposition": {
+                    "description": 'attachment; filename="<stem>.<target><ext>"',
+                    "required": True,
+                    "schema": {"type": "string"},
+                }
+            },
+        },
+        **error_responses(401, 404, 409, 422, 503),
+    },
+)
+async def get_file(
+    job_id: str,
+    n: Annotated[int, Path(ge=0, le=2**31 - 1, description="The file's place, from 0")],
+    service: Service,
+    tenant: Tenant,
+    partial: Annotated[bool, Query(description="The units translated so far")] = False,
+) -> Response:
+    """The n-th uploaded file, translated; 409 ``not_finished`` until the job succeeded."""
+    found = await service.files.download(job_id, n, tenant, partial=partial)
+    disposition = f'attachment; filename="{_ascii(found.filename)}"'
+    if not found.filename.isascii():
+        from urllib.parse import quote
+
+        disposition += f"; filename*=UTF-8''{quote(found.filename)}"
+    return Response(
+        found.content,
+        media_type=found.media_type,
+        headers={"Content-Disposition": disposition},
+    )
+
+
+def _ascii(name: str) -> str:
+    return "".join(c if c.isascii() and c not in '"\\\r\n' else "_" for c in name)
+
+
+@router.get("/v1/formats", response_model=FormatsOut, responses=error_responses(401))
+async def list_formats(_: Tenant) -> FormatsOut:
+    """The file formats a job takes, by the extensions that name them."""
+    return FormatsOut(
+        formats=[
+            FormatOut(name=f.name, extensions=list(f.extensions), media_type=f.media_type)
+            for f in FORMATS.all()
+        ]
+    )

@@ -1,0 +1,119 @@
+"""File jobs: uploaded files become one document each, their sentences the segments, and a
+finished (or running) job gives each file back in its own format.
+
+The upload's bytes and layout are stored with the job, so any API process can rebuild a
+file later; workers see only segments.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dragoman.errors import InvalidRequest, NotFinished, NotFound, PayloadTooLarge
+from dragoman.formats import for_file, prepare, rebuild, translated_name
+from dragoman.manager import BatchRequestsManager
+from dragoman.models import Document, Job, JobStatus, Pair, Priority, SourceFile
+from dragoman.runtime import Runtime
+
+
+@dataclass(frozen=True, slots=True)
+class Upload:
+    filename: str
+    content: bytes
+    format: str | None = None  # overrides the extension
+
+
+@dataclass(frozen=True, slots=True)
+class TranslatedFile:
+    filename: str  # <stem>.<target><ext>
+    media_type: str
+    content: bytes
+
+
+class FileJobs:
+    def __init__(self, runtime: Runtime, manager: BatchRequestsManager) -> None:
+        self._settings = runtime.settings
+        self._store = runtime.store
+        self._manager = manager
+
+    async def submit(
+        self,
+        *,
+        tenant: str | None,
+        pair: Pair,
+        uploads: Sequence[Upload],
+        priority: Priority = Priority.NORMAL,
+        engine: str | None = None,
+        segmentation: bool = True,
+    ) -> Job:
+        """A job of the files' sentences; ``ClientError`` naming the first bad file."""
+        if not uploads:
+            raise InvalidRequest("no file given: send one or more parts named 'files'")
+        if len(uploads) > self._settings.max_files_per_job:
+            raise PayloadTooLarge(
+                f"{len(uploads)} files exceed the limit of "
+                f"{self._settings.max_files_per_job} per job"
+            )
+        for upload in uploads:
+            if len(upload.content) > self._settings.max_file_bytes:
+                raise PayloadTooLarge(
+                    f"{upload.filename}: {len(upload.content)} bytes exceed the limit of "
+                    f"{self._settings.max_file_bytes} per file (DRAGOMAN_MAX_FILE_BYTES)"
+                )
+        documents = await asyncio.to_thread(self._documents, pair, uploads, segmentation)
+        if not any(doc.segments for doc in documents):
+            names = ", ".join(u.filename for u in uploads)
+            raise InvalidRequest(f"nothing to translate in {names}")
+        return await self._manager.submit(
+            tenant=tenant,
+            pair=pair,
+            documents=documents,
+            priority=priority,
+            engine=engine,
+            markup=True,
+        )
+
+    @staticmethod
+    def _documents(pair: Pair, uploads: Sequence[Upload], segmentation: bool) -> list[Document]:
+        documents = []
+        for upload in uploads:
+            fmt = for_file(upload.filename, upload.format)
+            prepared = prepare(
+                fmt,
+                upload.content,
+                filename=upload.filename,
+                source_lang=pair.source,
+                segmentation=segmentation,
+            )
+            stored = SourceFile(fmt.name, upload.content, tuple(prepared.layout))
+            documents.append(Document(upload.filename, prepared.segments, stored))
+        return documents
+
+    async def download(
+        self, job_id: str, ordinal: int, tenant: str | None, *, partial: bool = False
+    ) -> TranslatedFile:
+        """File ``ordinal`` of a job, translated; with ``partial``, as far as it has got
+        (units not fully translated yet keep their source)."""
+        job, results = await self._manager.result(job_id, tenant)
+        found = await self._store.source_file(job.id, ordinal) if ordinal >= 0 else None
+        if found is None:
+            raise NotFound(f"job {job_id} has no file {ordinal}")
+        if job.status is not JobStatus.SUCCEEDED and not partial:
+            raise NotFinished(
+                f"job {job_id} is {job.status}; the file is ready when it has succeeded "
+                "(or ask with ?partial=true)"
+            )
+        name, stored = found
+        fmt = for_file(name, stored.format)
+        content = await asyncio.to_thread(
+            rebuild,
+            fmt,
+            stored.content,
+            filename=name,
+            layout=stored.layout,
+            translations=results[ordinal][1],
+            target_lang=job.target_lang,
+        )
+        return TranslatedFile(translated_name(name, job.target_lang), fmt.media_type, content)

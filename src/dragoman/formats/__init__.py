@@ -1,0 +1,174 @@
+"""Files in, files out: each format reads a file into units and writes it back translated.
+
+A format turns a file's bytes into *units* (``Marked``: text with inline codes), in
+document order, and later writes the same file with translated units in their place,
+every byte outside them as it was. Units that need no translation (a PO entry with a
+``msgstr``, an XLIFF unit with a target) are not listed. ``prepare`` splits units into
+sentence segments and records the layout; ``rebuild`` joins translated segments back.
+The original bytes and the layout are all a later ``rebuild`` needs, in any process.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Protocol
+
+from dragoman.errors import InvalidFile, UnsupportedFormat
+from dragoman.formats.markup import Marked, parse_stored, same_codes
+from dragoman.formats.segment import join, split
+
+__all__ = [
+    "FORMATS",
+    "Format",
+    "Prepared",
+    "by_name",
+    "for_file",
+    "prepare",
+    "rebuild",
+    "translated_name",
+]
+
+
+class Format(Protocol):
+    name: str  # as in GET /v1/formats and the ``format`` field
+    extensions: tuple[str, ...]  # with the dot, lower case; the first is the usual one
+    media_type: str
+
+    def extract(self, data: bytes, *, filename: str) -> list[Marked]:
+        """The units to translate, in order; ``InvalidFile`` naming ``filename`` (and the
+        line, for text and XML) when the bytes are not this format."""
+        ...
+
+    def merge(
+        self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
+    ) -> bytes:
+        """The file with each unit of ``extract(data)`` replaced by its translation in
+        ``units`` (same length and order; ``None`` keeps the source unit)."""
+        ...
+
+
+# name -> module under dragoman.formats defining ``FORMAT``; loaded on first use.
+_MODULES = {
+    "xliff": "xliff",
+    "po": "po",
+    "html": "html",
+    "docx": "ooxml",
+    "pptx": "ooxml",
+    "odt": "odf",
+    "markdown": "markdown",
+    "srt": "srt",
+    "json": "json_i18n",
+    "text": "text",
+}
+
+
+def _load(name: str) -> Format:
+    module = importlib.import_module(f"dragoman.formats.{_MODULES[name]}")
+    found: Format = getattr(module, "FORMATS", {}).get(name) or module.FORMAT
+    return found
+
+
+class _Registry(dict[str, Format]):
+    def __missing__(self, name: str) -> Format:
+        if name not in _MODULES:
+            raise KeyError(name)
+        self[name] = _load(name)
+        return self[name]
+
+    def all(self) -> list[Format]:
+        return [self[name] for name in _MODULES]
+
+
+FORMATS = _Registry()
+
+
+def _listing() -> str:
+    return ", ".join(f"{f.name} ({' '.join(f.extensions)})" for f in FORMATS.all())
+
+
+def by_name(name: str) -> Format:
+    try:
+        return FORMATS[name]
+    except KeyError:
+        raise UnsupportedFormat(f"unknown format {name!r}; formats: {_listing()}") from None
+
+
+def for_file(filename: str, declared: str | None = None) -> Format:
+    """The declared format, else the one of the file name's extension; 415 otherwise."""
+    if declared:
+        return by_name(declared)
+    suffixes = [s.lower() for s in PurePath(filename).suffixes]
+    candidates = ["".join(suffixes[i:]) for i in range(len(suffixes))]
+    for fmt in FORMATS.all():
+        if any(c in fmt.extensions for c in candidates):
+            return fmt
+    shown = suffixes[-1] if suffixes else "no extension"
+    raise UnsupportedFormat(
+        f"{filename}: {shown} is not a supported format (set 'format' to override); "
+        f"formats: {_listing()}"
+    )
+
+
+def translated_name(name: str, target_lang: str) -> str:
+    """``guide.html`` → ``guide.es.html``; a template (``.pot``) comes back a ``.po``."""
+    path = PurePath(name)
+    suffix = ".po" if path.suffix.lower() == ".pot" else path.suffix
+    return f"{path.stem}.{target_lang}{suffix}"
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    segments: list[str]  # in the stored form of ``Marked``
+    layout: list[int]  # per unit, how many segments it became
+
+
+def prepare(
+    fmt: Format, data: bytes, *, filename: str, source_lang: str, segmentation: bool
+) -> Prepared:
+    segments: list[str] = []
+    layout: list[int] = []
+    for unit in fmt.extract(data, filename=filename):
+        if not unit.has_text():
+            layout.append(0)
+            continue
+        pieces = split(unit, source_lang) if segmentation else [unit]
+        layout.append(len(pieces))
+        segments += [p.stored() for p in pieces]
+    return Prepared(segments, layout)
+
+
+def rebuild(
+    fmt: Format,
+    data: bytes,
+    *,
+    filename: str,
+    layout: Sequence[int],
+    translations: Sequence[str | None],
+    target_lang: str,
+) -> bytes:
+    """The translated file; a unit with any segment still untranslated keeps its source."""
+    units: list[Marked | None] = []
+    pos = 0
+    sources = fmt.extract(data, filename=filename)
+    if len(sources) != len(layout) or sum(layout) != len(translations):
+        raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
+    for source, count in zip(sources, layout, strict=True):
+        pieces = translations[pos : pos + count]
+        pos += count
+        if count == 0 or any(p is None for p in pieces):
+            units.append(None)
+            continue
+        unit = join([parse_stored(p) for p in pieces if p is not None])
+        units.append(unit if _codes_kept(source, unit) else None)
+    return fmt.merge(data, units, filename=filename, target_lang=target_lang)
+
+
+def _codes_kept(source: Marked, unit: Marked) -> bool:
+    # The workers guarantee it per segment; a unit that still lost a code keeps its source
+    # rather than lose markup.
+    return same_codes(source, unit) or sorted((c.kind, c.id) for c in source.codes) == sorted(
+        (c.kind, c.id) for c in unit.codes
+    )

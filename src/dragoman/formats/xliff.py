@@ -1,0 +1,243 @@
+"""XLIFF 1.2 and 2.x (2.0, 2.1, 2.2): the version is told by the root's namespace and
+``version``.
+
+What is translated: in 1.2 each ``<trans-unit>`` whose ``<target>`` is absent or empty, in
+2.x each ``<segment>`` whose ``<target>`` is absent or empty; the unit is its ``<source>``.
+Anything under ``translate="no"`` (on the unit or an enclosing group or file) is skipped,
+and units that already have a target are kept as they are: a file is never re-translated.
+
+Inline markup: 1.2 ``<g>`` and 2.x ``<pc>`` are paired codes, their content translated
+and the element written back with all its attributes; ``<mrk>`` is paired too, except a
+protected one (1.2 ``mtype="protected"``, 2.x ``translate="no"``), which is kept whole.
+Every other inline element (1.2 ``<x/> <bx/> <ex/> <ph> <bpt> <ept> <it>``, 2.x ``<ph/>
+<sc/> <ec/> <sm/> <em/> <cp/>``), and any comment, is a standalone code whose element is
+copied verbatim, content included, into the target. Placeholders in the text (``%s``,
+``{name}``) are protected.
+
+What is written: a ``<target>`` right after ``<source>`` (after ``<seg-source>`` in 1.2),
+with the whitespace that preceded ``<source>`` before it, or the existing empty target
+filled. Machine translation is marked the way each version says it: in 1.2
+``state="needs-review-translation" state-qualifier="mt-suggestion"`` on the ``<target>``;
+in 2.x ``state="translated" subState="dragoman:mt"`` on the ``<segment>`` (2.x states are
+``initial``/``translated``/``reviewed``/``final``; ``subState`` values take a prefix). The
+target language goes into ``target-language`` on each 1.2 ``<file>``, or ``trgLang`` on the
+2.x root. Notes, ``<alt-trans>``, ``<ignorable>``, ``<originalData>``, metadata and every
+other element are kept. When no unit gets a translation the file comes back unchanged.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from lxml import etree
+
+from dragoman.errors import InvalidFile
+from dragoman.formats.markup import Builder, Marked, same_codes
+from dragoman.formats.safety import parse_xml, serialize_xml
+
+XLIFF_2_NS = "urn:oasis:names:tc:xliff:document:2.0"
+
+
+@dataclass(frozen=True, slots=True)
+class _Dialect:
+    version: int
+    unit: str  # the element holding one source and its target
+    paired: frozenset[str]
+    protected_mrk: tuple[str, str]  # the attribute and value of a <mrk> kept whole
+
+
+_V1 = _Dialect(1, "trans-unit", frozenset({"g", "mrk"}), ("mtype", "protected"))
+_V2 = _Dialect(2, "segment", frozenset({"pc", "mrk"}), ("translate", "no"))
+
+
+@dataclass(slots=True)
+class _Unit:
+    element: etree._Element  # <trans-unit> or <segment>
+    source: etree._Element
+    target: etree._Element | None  # an existing, empty target
+    marked: Marked
+    natives: dict[int, Any]
+
+
+@dataclass(slots=True)
+class _Document:
+    tree: etree._ElementTree
+    ns: str | None
+    dialect: _Dialect
+    units: list[_Unit]
+
+    def q(self, local: str) -> str:
+        return f"{{{self.ns}}}{local}" if self.ns else local
+
+
+def _local(element: etree._Element) -> str:
+    return etree.QName(element).localname if isinstance(element.tag, str) else ""
+
+
+def _read(data: bytes, filename: str) -> _Document:
+    tree = parse_xml(data, filename)
+    root = tree.getroot()
+    if _local(root) != "xliff":
+        raise InvalidFile(f"{filename}: not an XLIFF file (the root element is <{_local(root)}>)")
+    ns = etree.QName(root).namespace
+    v2 = ns == XLIFF_2_NS or (root.get("version") or "").startswith("2")
+    doc = _Document(tree, ns, _V2 if v2 else _V1, [])
+    for element in root.iter(doc.q(doc.dialect.unit)):
+        unit = _unit(doc, element)
+        if unit is not None:
+            doc.units.append(unit)
+    return doc
+
+
+def _unit(doc: _Document, element: etree._Element) -> _Unit | None:
+    source = element.find(doc.q("source"))
+    if source is None or _skipped(element):
+        return None
+    target = element.find(doc.q("target"))
+    if target is not None and _has_content(target):
+        return None
+    builder = Builder()
+    _fill(builder, source, doc)
+    return _Unit(element, source, target, builder.build(), builder.natives)
+
+
+def _skipped(element: etree._Element) -> bool:
+    return any(node.get("translate") == "no" for node in element.iterancestors()) or (
+        element.get("translate") == "no"
+    )
+
+
+def _has_content(element: etree._Element) -> bool:
+    return len(element) > 0 or bool((element.text or "").strip())
+
+
+def _fill(builder: Builder, element: etree._Element, doc: _Document) -> None:
+    if element.text:
+        builder.text(element.text)
+    for child in element:
+        if _is_paired(child, doc.dialect):
+            builder.open(child)
+            _fill(builder, child, doc)
+            builder.close()
+        else:
+            builder.ph(child)
+        if child.tail:
+            builder.text(child.tail)
+
+
+def _is_paired(element: etree._Element, dialect: _Dialect) -> bool:
+    local = _local(element)
+    if local not in dialect.paired:
+        return False
+    attribute, value = dialect.protected_mrk
+    return not (local == "mrk" and element.get(attribute) == value)
+
+
+def _append_text(parent: etree._Element, text: str) -> None:
+    if len(parent):
+        last = parent[-1]
+        last.tail = (last.tail or "") + text
+    else:
+        parent.text = (parent.text or "") + text
+
+
+def _render(target: etree._Element, unit: Marked, natives: dict[int, Any]) -> None:
+    """Writes a well-formed unit (``same_codes`` checked) into ``target``."""
+    stack = [target]
+    for token in unit.tokens:
+        parent = stack[-1]
+        if isinstance(token, str):
+            _append_text(parent, token)
+        elif token.kind == "open":
+            native = natives[token.id]
+            stack.append(etree.SubElement(parent, native.tag, dict(native.attrib)))
+        elif token.kind == "close":
+            stack.pop()
+        else:
+            _append_standalone(parent, natives[token.id])
+
+
+def _append_standalone(parent: etree._Element, native: Any) -> None:
+    if isinstance(native, str):
+        _append_text(parent, native)
+        return
+    clone = copy.deepcopy(native)
+    clone.tail = None
+    parent.append(clone)
+
+
+def _whitespace_before(element: etree._Element) -> str | None:
+    previous = element.getprevious()
+    parent = element.getparent()
+    before = previous.tail if previous is not None else parent.text if parent is not None else None
+    return before if before is not None and not before.strip() else None
+
+
+def _new_target(doc: _Document, unit: _Unit) -> etree._Element:
+    if unit.target is not None:
+        for child in list(unit.target):
+            unit.target.remove(child)
+        unit.target.text = None
+        return unit.target
+    anchor = unit.source
+    seg_source = unit.element.find(doc.q("seg-source"))
+    if seg_source is not None and doc.dialect.version == 1:
+        anchor = seg_source
+    target = etree.Element(doc.q("target"))
+    unit.element.insert(unit.element.index(anchor) + 1, target)
+    target.tail = anchor.tail
+    anchor.tail = _whitespace_before(unit.source)
+    return target
+
+
+def _mark(doc: _Document, unit: _Unit, target: etree._Element) -> None:
+    if doc.dialect.version == 1:
+        target.set("state", "needs-review-translation")
+        target.set("state-qualifier", "mt-suggestion")
+    else:
+        unit.element.set("state", "translated")
+        unit.element.set("subState", "dragoman:mt")
+
+
+def _set_language(doc: _Document, target_lang: str) -> None:
+    root = doc.tree.getroot()
+    if doc.dialect.version == 2:
+        root.set("trgLang", target_lang)
+        return
+    for file_element in root.iter(doc.q("file")):
+        file_element.set("target-language", target_lang)
+
+
+class XliffFormat:
+    name: str = "xliff"
+    extensions: tuple[str, ...] = (".xlf", ".xliff")
+    media_type: str = "application/xliff+xml"
+
+    def extract(self, data: bytes, *, filename: str) -> list[Marked]:
+        return [unit.marked for unit in _read(data, filename).units]
+
+    def merge(
+        self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
+    ) -> bytes:
+        doc = _read(data, filename)
+        if len(units) != len(doc.units):
+            raise InvalidFile(f"{filename}: the stored file no longer matches its units")
+        written = [
+            (source, unit)
+            for source, unit in zip(doc.units, units, strict=True)
+            if unit is not None and same_codes(source.marked, unit)
+        ]
+        if not written:
+            return data
+        for source, translated in written:
+            target = _new_target(doc, source)
+            _render(target, translated, source.natives)
+            _mark(doc, source, target)
+        _set_language(doc, target_lang)
+        return serialize_xml(doc.tree, data)
+
+
+FORMAT = XliffFormat()
