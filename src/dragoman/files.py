@@ -96,7 +96,7 @@ class FileJobs:
     ) -> TranslatedFile:
         """File ``ordinal`` of a job, translated; with ``partial``, as far as it has got
         (units not fully translated yet keep their source)."""
-        job, results = await self._manager.result(job_id, tenant)
+        job = await self._manager.get(job_id, tenant)
         found = await self._store.source_file(job.id, ordinal) if ordinal >= 0 else None
         if found is None:
             raise NotFound(f"job {job_id} has no file {ordinal}")
@@ -105,7 +105,7 @@ class FileJobs:
                 f"job {job_id} is {job.status}; the file is ready when it has succeeded "
                 "(or ask with ?partial=true)"
             )
-        name, stored = found
+        name, stored, translations = found
         fmt = for_file(name, stored.format)
         content = await asyncio.to_thread(
             rebuild,
@@ -113,7 +113,7 @@ class FileJobs:
             stored.content,
             filename=name,
             layout=stored.layout,
-            translations=results[ordinal][1],
+            translations=translations,
             target_lang=job.target_lang,
         )
         return TranslatedFile(translated_name(name, job.target_lang), fmt.media_type, content)

@@ -82,10 +82,15 @@ async def test_an_uploaded_file_is_kept_with_its_job_byte_for_byte(store: JobSto
     await store.create(replace(a_job("j1", segments=4), markup=True), docs)
     job = await store.get("j1")
     assert job is not None and job.markup
-    assert await store.source_file("j1", 1) == ("r.docx", upload)
+    assert await store.source_file("j1", 1) == ("r.docx", upload, [None, None, None])
+    assert await store.write_results("j1", 0, [(2, "Y")], T0) is False  # not claimed yet
+    await store.mark_submitted("j1", T0)
+    assert await store.claim("j1", 1, T0)
+    assert await store.write_results("j1", 1, [(2, "Y")], T0)
+    assert await store.source_file("j1", 1) == ("r.docx", upload, [None, "Y", None])
     assert await store.source_file("j1", 0) is None  # plain segments: no file
     assert await store.source_file("j1", 2) is None
-    assert await store.sources("j1") == [(0, "one"), (1, "<g1>x</g1>"), (2, "y"), (3, "z")]
+    assert await store.sources("j1") == [(0, "one"), (1, "<g1>x</g1>"), (3, "z")]
     await store.create(a_job("j2"), DOCS)
     plain = await store.get("j2")
     assert plain is not None and not plain.markup

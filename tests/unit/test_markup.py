@@ -3,6 +3,7 @@ text, and sentence segmentation that rejoins exactly."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import pytest
@@ -121,13 +122,78 @@ def test_segments_always_rejoin_to_the_paragraph(text: str) -> None:
     assert "".join(p.plain for p in split(unit, "en")) == text
 
 
-def test_a_pair_across_a_sentence_boundary_is_closed_reopened_and_joined_back() -> None:
-    unit = marked("Mr. Smith came. <g1>He said hi. Then</g1> he left.  ")
+def test_a_pair_around_whole_sentences_is_closed_reopened_and_joined_back() -> None:
+    unit = marked("Mr. Smith came. <g1>He said hi. Then he left. </g1> Bye.")
     pieces = split(unit, "en")
     assert [p.stored() for p in pieces] == [
         "Mr. Smith came. ",
         "<g1>He said hi. </g1>",
-        "<g1>Then</g1> he left.  ",
+        "<g1>Then he left. </g1>",
+        " Bye.",
     ]
     assert all(well_formed(p) for p in pieces)
     assert join(pieces) == unit
+    # The cut pairs are at each piece's edges: an engine never moves them.
+    assert [edges(p)[1].codes for p in pieces] == [[], [], [], []]
+
+
+def test_a_pair_over_part_of_a_sentence_keeps_its_sentences_together() -> None:
+    unit = marked('<g1>1.13. "Source</g1> Code Form" means the form. It is <g2>fine. Yes</g2>.')
+    assert [p.stored() for p in split(unit, "en")] == [
+        '<g1>1.13. "Source</g1> Code Form" means the form. ',
+        "It is <g2>fine. Yes</g2>.",
+    ]
+
+
+@given(
+    st.lists(
+        st.sampled_from(["Hi. ", "It is. ", "Yes! ", "<g1>", "</g1>", "<g2>", "</g2>", "<x3/>"]),
+        max_size=14,
+    )
+)
+def test_split_pieces_are_well_formed_keep_cut_pairs_at_edges_and_join_back(
+    parts: list[str],
+) -> None:
+    unit = marked("".join(parts))
+    if not well_formed(unit):
+        return
+    pieces = split(unit, "en")
+    assert join(pieces) == unit
+    for piece in pieces:
+        assert well_formed(piece)
+    # Only pairs the source had inside one piece stay in a core, so an engine can move
+    # nothing that join must find at an edge.
+    inner = [c for p in pieces for c in edges(p)[1].codes if c.kind != "ph"]
+    assert len(inner) <= len([c for c in unit.codes if c.kind != "ph"])
+
+
+def _srx_alone(text: str, lang: str) -> list[int]:
+    from choppa.iterators import SrxTextIterator
+
+    from dragoman.formats import segment
+
+    pieces = SrxTextIterator(segment._rules(), f"{lang}_two", text, buffer_length=len(text) + 9)
+    ends: list[int] = []
+    for piece in pieces:
+        end = (ends[-1] if ends else 0) + len(piece)
+        if ends and not text[ends[-1] : end].strip():
+            ends[-1] = end
+        else:
+            ends.append(end)
+    return ends or [len(text)]
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "de", "es", "ja", "xx"])
+def test_the_shortcut_for_one_sentence_agrees_with_the_rules(lang: str) -> None:
+    from tests.conftest import CORPUS_DIR
+
+    lines = [
+        line
+        for name in ("en_licenses.txt", "fr_sentences.txt")
+        for line in (CORPUS_DIR / name).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+    texts = [*lines, *(f"{a} {b}" for a, b in itertools.pairwise(lines))]
+    texts += ["東京です。大阪です\uff01", "OK. fine", "a\n\nb", "x {0> y <0} z", "Hi.  ", "It is\n"]
+    for text in texts:
+        assert sentence_ends(text, lang) == _srx_alone(text, lang), text

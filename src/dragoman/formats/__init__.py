@@ -17,7 +17,7 @@ from pathlib import PurePath
 from typing import Protocol
 
 from dragoman.errors import InvalidFile, UnsupportedFormat
-from dragoman.formats.markup import Marked, parse_stored, same_codes
+from dragoman.formats.markup import Marked, parse_stored
 from dragoman.formats.segment import join, split
 
 __all__ = [
@@ -149,26 +149,18 @@ def rebuild(
     translations: Sequence[str | None],
     target_lang: str,
 ) -> bytes:
-    """The translated file; a unit with any segment still untranslated keeps its source."""
+    """The translated file; a unit with any segment still untranslated keeps its source.
+    The workers keep every segment's codes (``engines.markup``), so a joined unit has its
+    source's codes and the format can put each one back."""
+    if sum(layout) != len(translations):
+        raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
     units: list[Marked | None] = []
     pos = 0
-    sources = fmt.extract(data, filename=filename)
-    if len(sources) != len(layout) or sum(layout) != len(translations):
-        raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
-    for source, count in zip(sources, layout, strict=True):
+    for count in layout:
         pieces = translations[pos : pos + count]
         pos += count
         if count == 0 or any(p is None for p in pieces):
             units.append(None)
             continue
-        unit = join([parse_stored(p) for p in pieces if p is not None])
-        units.append(unit if _codes_kept(source, unit) else None)
+        units.append(join([parse_stored(p) for p in pieces if p is not None]))
     return fmt.merge(data, units, filename=filename, target_lang=target_lang)
-
-
-def _codes_kept(source: Marked, unit: Marked) -> bool:
-    # The workers guarantee it per segment; a unit that still lost a code keeps its source
-    # rather than lose markup.
-    return same_codes(source, unit) or sorted((c.kind, c.id) for c in source.codes) == sorted(
-        (c.kind, c.id) for c in unit.codes
-    )

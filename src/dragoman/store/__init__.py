@@ -62,9 +62,12 @@ class Jobs(Protocol):
         has none: read its parent's."""
         ...
 
-    async def source_file(self, job_id: str, ordinal: int) -> tuple[str, SourceFile] | None:
-        """The name and stored file of a job's document ``ordinal``; None when there is no
-        such document or it was sent as plain segments."""
+    async def source_file(
+        self, job_id: str, ordinal: int
+    ) -> tuple[str, SourceFile, list[str | None]] | None:
+        """The name, the stored file and the translations so far (``None`` = not yet) of a
+        job's document ``ordinal``; None when there is no such document or it was sent as
+        plain segments."""
         ...
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:

@@ -136,14 +136,27 @@ class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry):
             start += doc.segment_count
         return out
 
-    async def source_file(self, job_id: str, ordinal: int) -> tuple[str, SourceFile] | None:
-        query = select(
-            documents.c.name, documents.c.format, documents.c.content, documents.c.layout
-        ).where(documents.c.job_id == job_id, documents.c.ordinal == ordinal)
+    async def source_file(
+        self, job_id: str, ordinal: int
+    ) -> tuple[str, SourceFile, list[str | None]] | None:
+        query = select(documents).where(
+            documents.c.job_id == job_id, documents.c.ordinal == ordinal
+        )
         async with self._db.read() as conn:
             row = (await conn.execute(query)).first()
-        found = to_file(row) if row is not None else None
-        return (row.name, found) if row is not None and found is not None else None
+            found = to_file(row) if row is not None else None
+            if row is None or found is None:
+                return None
+            targets = await conn.execute(
+                select(segments.c.target)
+                .where(
+                    segments.c.job_id == job_id,
+                    segments.c.position >= row.first_position,
+                    segments.c.position < row.first_position + row.segment_count,
+                )
+                .order_by(segments.c.position)
+            )
+            return row.name, found, [t.target for t in targets]
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
         async with self._db.tx() as conn:
