@@ -62,6 +62,8 @@ _MODULES = {
     "srt": "srt",
     "json": "json_i18n",
     "text": "text",
+    "xlsx": "xlsx",
+    "android": "android",
 }
 
 
