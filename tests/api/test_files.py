@@ -245,3 +245,10 @@ async def test_a_docx_that_is_not_a_zip_is_a_422(client: httpx.AsyncClient) -> N
     response = await submit(client, ("report.docx", b"Hello, I am text."))
     assert_error(response, 422, "invalid_file")
     assert "report.docx" in response.json()["error"]["message"]
+
+
+async def test_a_file_name_outside_ascii_is_named_both_ways(client: httpx.AsyncClient) -> None:
+    (download,) = await translated(client, ("café notes.txt", b"Good morning.\n"))
+    disposition = download.headers["content-disposition"]
+    assert disposition.startswith('attachment; filename="caf_ notes.es.txt"')
+    assert "filename*=UTF-8''caf%C3%A9%20notes.es.txt" in disposition

@@ -64,6 +64,7 @@ _MODULES = {
     "text": "text",
     "xlsx": "xlsx",
     "android": "android",
+    "yaml": "yaml_i18n",
 }
 
 

@@ -74,8 +74,13 @@ class Pipeline:
 
     @staticmethod
     async def _write(stdin: asyncio.StreamWriter, payload: bytes) -> None:
-        stdin.write(payload)
-        await stdin.drain()
+        try:
+            stdin.write(payload)
+            await stdin.drain()
+        except (ConnectionResetError, BrokenPipeError):
+            # Whichever side notices first, the reader's EOF or the writer's broken pipe,
+            # it is the same failure.
+            raise EngineError("apertium pipeline exited while translating") from None
 
     async def _read_one(self, stdout: asyncio.StreamReader) -> bytes:
         try:
