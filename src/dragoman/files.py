@@ -8,11 +8,12 @@ file later; workers see only segments.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dragoman.errors import InvalidRequest, NotFinished, NotFound, PayloadTooLarge
-from dragoman.formats import for_file, prepare, rebuild, translated_name
+from dragoman.formats import SPLIT_BUDGET_S, for_file, prepare, rebuild, translated_name
 from dragoman.manager import BatchRequestsManager
 from dragoman.models import Document, Job, JobStatus, Pair, Priority, SourceFile
 from dragoman.runtime import Runtime
@@ -78,6 +79,7 @@ class FileJobs:
     @staticmethod
     def _documents(pair: Pair, uploads: Sequence[Upload], segmentation: bool) -> list[Document]:
         documents = []
+        split_until = time.monotonic() + SPLIT_BUDGET_S  # for the whole upload
         for upload in uploads:
             fmt = for_file(upload.filename, upload.format)
             prepared = prepare(
@@ -86,6 +88,7 @@ class FileJobs:
                 filename=upload.filename,
                 source_lang=pair.source,
                 segmentation=segmentation,
+                split_until=split_until,
             )
             stored = SourceFile(fmt.name, upload.content, tuple(prepared.layout))
             documents.append(Document(upload.filename, prepared.segments, stored))

@@ -252,3 +252,28 @@ async def test_a_file_name_outside_ascii_is_named_both_ways(client: httpx.AsyncC
     disposition = download.headers["content-disposition"]
     assert disposition.startswith('attachment; filename="caf_ notes.es.txt"')
     assert "filename*=UTF-8''caf%C3%A9%20notes.es.txt" in disposition
+
+
+async def test_control_characters_in_a_file_come_back_as_they_were(
+    client: httpx.AsyncClient,
+) -> None:
+    # A form feed between pages, as old licence and RFC texts have: kept, never an error.
+    (download,) = await translated(client, ("rfc.txt", b"Good morning.\x0cThank you.\n"))
+    assert (
+        download.content.decode()
+        == apertium("Good morning.") + "\x0c" + apertium("Thank you.") + "\n"
+    )
+
+
+async def test_a_file_name_with_a_control_character_is_refused(client: httpx.AsyncClient) -> None:
+    # Written by hand: httpx would escape the name.
+    body = (
+        b'--B\r\nContent-Disposition: form-data; name="source_lang"\r\n\r\nen\r\n'
+        b'--B\r\nContent-Disposition: form-data; name="target_lang"\r\n\r\nes\r\n'
+        b'--B\r\nContent-Disposition: form-data; name="files"; filename="a\x01b.txt"\r\n\r\n'
+        b"Hi.\r\n--B--\r\n"
+    )
+    headers = {"content-type": "multipart/form-data; boundary=B"}
+    response = await client.post("/v1/jobs", content=body, headers=headers)
+    assert_error(response, 422, "invalid_request")
+    assert "control character" in response.json()["error"]["message"]

@@ -97,3 +97,21 @@ async def test_codes_are_never_dropped_doubled_or_crossed(
 ) -> None:
     out = await one(apertium, source)
     assert same_codes(parse_stored(source), parse_stored(out)), (source, out)
+
+
+async def test_a_standalone_code_at_the_edge_of_a_pair_stays_inside_it(
+    apertium: ApertiumEngine,
+) -> None:
+    # <a href><img>the picture</a>: the image must stay linked.
+    assert await one(apertium, "See <g1><x2/>the picture</g1> here.") == (
+        "Ver <g1><x2/>el cuadro</g1> aquí."
+    )
+    out = await one(apertium, "See <g1>the picture<x2/></g1> here.")
+    assert "<g1>el cuadro<x2/></g1>" in out
+
+
+async def test_a_code_inside_a_word_keeps_the_word_whole(apertium: ApertiumEngine) -> None:
+    # Cut at the code, Apertium would translate "Hel" and "lo" as unknown words.
+    out = await one(apertium, "Hel<g1>lo</g1> world.")
+    assert "*" not in out and same_codes(parse_stored("<g1></g1>"), parse_stored(out))
+    assert parse_stored(out).plain == "Hola Mundo."

@@ -119,8 +119,8 @@ async def _upload(part: Any, declared: str | None, service: Service) -> Upload:
             f"{part.filename}: larger than the limit of {limit} bytes per file "
             "(DRAGOMAN_MAX_FILE_BYTES)"
         )
-    if "\x00" in part.filename:
-        raise InvalidRequest("files: a file name cannot contain NUL")
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in part.filename):
+        raise InvalidRequest(f"files: the file name {part.filename!r} has a control character")
     return Upload(part.filename, content, declared or None)
 
 
@@ -164,7 +164,7 @@ async def get_file(
 
 
 def _ascii(name: str) -> str:
-    return "".join(c if c.isascii() and c not in '"\\\r\n' else "_" for c in name)
+    return "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
 
 
 @router.get("/v1/formats", response_model=FormatsOut, responses=error_responses(401))

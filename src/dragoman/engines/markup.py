@@ -34,7 +34,7 @@ async def translate_stored(engine: PlainEngine, pair: Pair, segments: Sequence[s
     if isinstance(engine, MarkupEngine):
         outs = await engine.translate_marked(pair, cores)
     else:
-        plain = await engine.translate(pair, [core.plain for core in cores])
+        plain = await engine.translate(pair, [core.engine_text for core in cores])
         outs = [project(core, text) for core, text in zip(cores, plain, strict=True)]
     results = list(sources)
     for i, core, out in zip(todo, cores, outs, strict=True):

@@ -11,6 +11,7 @@ The original bytes and the layout are all a later ``rebuild`` needs, in any proc
 from __future__ import annotations
 
 import importlib
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -22,6 +23,7 @@ from dragoman.formats.segment import join, split
 
 __all__ = [
     "FORMATS",
+    "SPLIT_BUDGET_S",
     "Format",
     "Prepared",
     "by_name",
@@ -122,6 +124,9 @@ def translated_name(name: str, target_lang: str) -> str:
     return f"{path.stem}.{target_lang}{suffix}"
 
 
+SPLIT_BUDGET_S = 5.0
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     segments: list[str]  # in the stored form of ``Marked``
@@ -129,15 +134,26 @@ class Prepared:
 
 
 def prepare(
-    fmt: Format, data: bytes, *, filename: str, source_lang: str, segmentation: bool
+    fmt: Format,
+    data: bytes,
+    *,
+    filename: str,
+    source_lang: str,
+    segmentation: bool,
+    split_until: float | None = None,
 ) -> Prepared:
+    """The segments of a file and its layout. Sentence splitting stops at ``split_until``
+    (``time.monotonic()``; by default ``SPLIT_BUDGET_S`` from now): the remaining units stay
+    whole, and the layout records what was done, so no upload holds a CPU for long."""
     segments: list[str] = []
     layout: list[int] = []
+    deadline = time.monotonic() + SPLIT_BUDGET_S if split_until is None else split_until
     for unit in fmt.extract(data, filename=filename):
         if not unit.has_text():
             layout.append(0)
             continue
-        pieces = split(unit, source_lang) if segmentation else [unit]
+        split_it = segmentation and time.monotonic() < deadline
+        pieces = split(unit, source_lang) if split_it else [unit]
         layout.append(len(pieces))
         segments += [p.stored() for p in pieces]
     return Prepared(segments, layout)

@@ -64,6 +64,20 @@ class Marked:
     def codes(self) -> list[Code]:
         return [t for t in self.tokens if isinstance(t, Code)]
 
+    @property
+    def engine_text(self) -> str:
+        """The text an engine that knows no codes is given: ``plain``, with a space where
+        a standalone code stood between two words (a line break, an image)."""
+        out: list[str] = []
+        for i, token in enumerate(self.tokens):
+            if isinstance(token, str):
+                out.append(token)
+            elif token.kind == "ph" and out and out[-1][-1:].strip():
+                after = next((t for t in self.tokens[i + 1 :] if isinstance(t, str)), "")
+                if after[:1].strip():
+                    out.append(" ")
+        return "".join(out)
+
     def has_text(self) -> bool:
         return any(t.strip() for t in self.tokens if isinstance(t, str))
 
@@ -128,13 +142,18 @@ def same_codes(source: Marked, target: Marked) -> bool:
 # nesting), URLs and e-mail addresses. Every repetition that can start anywhere is bounded,
 # so no text makes the search quadratic.
 PLACEHOLDER = re.compile(
-    r"%(?:\d+\$)?[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t)?[diouxXeEfFgGcspn@%]"
+    r"%(?:\d{1,3}\$)?[-+ #0]{0,5}\d{0,4}(?:\.\d{1,4})?(?:hh|h|ll|l|L|z|j|t)?[diouxXeEfFgGcspn@%]"
     r"|\{\{[^{}\n]{1,80}\}\}"
     r"|\{[^{}\n]{0,200}(?:\{[^{}\n]{0,200}\}[^{}\n]{0,200})*\}"
     r"|\b(?:https?|ftp)://[^\s<>\"']+[^\s<>\"'.,;:!?)\]]"
     r"|\bwww\.[^\s<>\"']+[^\s<>\"'.,;:!?)\]]"
     r"|(?<![\w.+-])[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8}\b"
 )
+
+
+# No engine is given these: the C0 and C1 controls but tab, LF and CR, and lone surrogates.
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+PROTECTED = re.compile(f"{PLACEHOLDER.pattern}|{CONTROL.pattern}")
 
 
 @dataclass(slots=True)
@@ -157,11 +176,11 @@ class Builder:
         return code_id
 
     def text(self, text: str) -> None:
-        if not self.protect:
-            self.tokens.append(text)
-            return
+        """Text of the unit; control characters (a form feed, a NUL) become standalone
+        codes, so that they come back from the source and never reach an engine."""
+        pattern = PROTECTED if self.protect else CONTROL
         pos = 0
-        for match in PLACEHOLDER.finditer(text):
+        for match in pattern.finditer(text):
             self.tokens.append(text[pos : match.start()])
             self.ph(match.group())
             pos = match.end()

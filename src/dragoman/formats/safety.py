@@ -52,6 +52,11 @@ def parse_xml(data: bytes, filename: str) -> etree._ElementTree:
 def serialize_xml(tree: etree._ElementTree, original: bytes) -> bytes:
     """The tree as bytes, with the original's XML declaration (or none) and encoding."""
     encoding = tree.docinfo.encoding or "UTF-8"
+    if original.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16: its declaration anew
+        declared = original[2:].decode(
+            "utf-16-be" if original[0] == 0xFE else "utf-16-le", "ignore"
+        )
+        return etree.tostring(tree, encoding=encoding, xml_declaration=declared.startswith("<?xml"))
     has_decl = original.lstrip(b"\xef\xbb\xbf").startswith(b"<?xml")
     body: bytes = etree.tostring(tree, encoding=encoding, xml_declaration=False, standalone=None)
     if has_decl:

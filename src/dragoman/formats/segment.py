@@ -16,8 +16,10 @@ from choppa.iterators import SrxTextIterator
 
 from dragoman.formats.markup import Code, Marked, Token
 
-# A paragraph longer than this is not split (SRX regexes on a huge run of text are slow).
+# A paragraph longer than this, or with more places where a rule could break, is not split:
+# each such place costs the exception rules a few milliseconds (``a. a. a. ...``).
 MAX_SPLIT_CHARS = 20_000
+MAX_BREAK_CANDIDATES = 48
 
 
 @functools.cache
@@ -44,7 +46,13 @@ def sentence_ends(text: str, lang: str) -> list[int]:
     if len(text) > MAX_SPLIT_CHARS or not text.strip():
         return [len(text)]
     key = _language_key(lang)
-    if not any(m.end() < len(text.rstrip()) for m in _any_break(key).finditer(text)):
+    inner = len(text.rstrip())
+    candidates = 0
+    for match in _any_break(key).finditer(text):
+        candidates += match.end() < inner
+        if candidates > MAX_BREAK_CANDIDATES:
+            return [len(text)]
+    if not candidates:
         return [len(text)]
     ends: list[int] = []
     pos = 0

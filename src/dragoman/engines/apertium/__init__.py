@@ -16,12 +16,13 @@ import logging
 from collections.abc import Sequence
 from pathlib import Path
 
-from dragoman.engines.apertium.marked import from_stream, to_stream
+from dragoman.engines.apertium.marked import from_stream, splits_a_word, to_stream
 from dragoman.engines.apertium.modes import Mode, discover_modes, null_flush_script
 from dragoman.engines.apertium.pipeline import PipelinePool
+from dragoman.engines.apertium.stream import deformat, reformat
 from dragoman.engines.apertium.tagger import split_script
 from dragoman.errors import EngineError
-from dragoman.formats.markup import Marked
+from dragoman.formats.markup import Marked, project
 from dragoman.models import Pair
 
 __all__ = ["ApertiumEngine", "Mode", "discover_modes"]
@@ -63,9 +64,19 @@ class ApertiumEngine:
         return await self._translate(pair, segments, raw=False)
 
     async def translate_marked(self, pair: Pair, cores: Sequence[Marked]) -> list[Marked]:
-        """Segments with inline codes: paired codes ride on their words (``marked``)."""
-        streams = await self._translate(pair, [to_stream(core) for core in cores], raw=True)
-        return [from_stream(s, core) for s, core in zip(streams, cores, strict=True)]
+        """Segments with inline codes: paired codes ride on their words (``marked``); a
+        segment with a code inside a word goes as plain text, its codes put back in
+        proportion."""
+        whole = [not splits_a_word(core) for core in cores]
+        streams = [
+            to_stream(core) if ok else deformat(core.engine_text)
+            for core, ok in zip(cores, whole, strict=True)
+        ]
+        answers = await self._translate(pair, streams, raw=True)
+        return [
+            from_stream(answer, core) if ok else project(core, reformat(answer))
+            for answer, core, ok in zip(answers, cores, whole, strict=True)
+        ]
 
     async def _translate(self, pair: Pair, segments: Sequence[str], *, raw: bool) -> list[str]:
         if not segments:

@@ -22,7 +22,8 @@ _OUT = re.compile(
     r"|\\(.)",  # escaped character
     re.DOTALL,
 )
-_CODE = re.compile(r"(ph|e):(\d+)")
+_CODE = re.compile(r"(ph|e):(\d+)((?:,\d+)*)")
+_WORDY = re.compile(r"[^ \t\n\r~]")
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
@@ -32,22 +33,38 @@ def _empty_pairs(core: Marked) -> set[int]:
     for token, stack in walk(core):
         if isinstance(token, Code) and token.kind == "open":
             inside[token.id] = False
-        elif isinstance(token, str) and token.strip():
+        elif isinstance(token, str) and _WORDY.search(token):
             for code_id in stack:
                 inside[code_id] = True
     return {code_id for code_id, has in inside.items() if not has}
 
 
+def splits_a_word(core: Marked) -> bool:
+    """Whether a code sits inside a word (``un<b>believ</b>able``): Apertium would take the
+    pieces for words of their own, so such a segment goes as plain text instead."""
+    tokens = core.tokens
+    for i, token in enumerate(tokens):
+        if not isinstance(token, Code) or token.kind == "ph":  # a superblank parts words
+            continue
+        before = next((t for t in reversed(tokens[:i]) if isinstance(t, str)), "")
+        after = next((t for t in tokens[i + 1 :] if isinstance(t, str)), "")
+        if before[-1:].isalnum() and after[:1].isalnum():
+            return True
+    return False
+
+
 def to_stream(core: Marked) -> str:
-    """The stream for one segment's core (no outer whitespace)."""
+    """The stream for one segment's core (no outer whitespace). A standalone code carries
+    the pairs around it (``[ph:2,1]``), so that it can come back inside them."""
     empty = _empty_pairs(core)
     out: list[str] = []
     for token, stack in walk(core):
         if isinstance(token, Code):
+            around = "".join(f",{i}" for i in stack if i not in empty)
             if token.kind == "ph":
-                out.append(f"[ph:{token.id}]")
+                out.append(f"[ph:{token.id}{around}]")
             elif token.kind == "open" and token.id in empty:
-                out.append(f"[e:{token.id}]")
+                out.append(f"[e:{token.id}{around}]")
             continue
         ids = "; ".join(f"t:{i}" for i in stack if i not in empty)
         pos = 0
@@ -72,7 +89,7 @@ def _word(text: str, ids: str) -> str:
 def from_stream(stream: str, core: Marked) -> Marked:
     """The translated core, codes where the words took them; when Apertium lost or split a
     code beyond repair, the codes are put back in proportion instead."""
-    pieces: list[tuple[str, tuple[int, ...]] | Code] = []
+    pieces: list[tuple[str, tuple[int, ...]] | tuple[Code, tuple[int, ...]]] = []
     pos = 0
     for match in _OUT.finditer(stream):
         if match.start() > pos:
@@ -88,10 +105,13 @@ def from_stream(stream: str, core: Marked) -> Marked:
             code = _CODE.fullmatch(blank)
             if code is None:
                 pieces.append((_UNESCAPE.sub(r"\1", blank), ()))
-            elif code.group(1) == "ph":
-                pieces.append(Code("ph", int(code.group(2))))
+                continue
+            kind, code_id = code.group(1), int(code.group(2))
+            around = tuple(int(i) for i in code.group(3).split(",")[1:])
+            if kind == "ph":
+                pieces.append((Code("ph", code_id), around))
             else:
-                pieces += [Code("open", int(code.group(2))), Code("close", int(code.group(2)))]
+                pieces += [(Code("open", code_id), around), (Code("close", code_id), around)]
     if pos < len(stream):
         pieces.append((stream[pos:], ()))
     result = _rebuild(pieces)
@@ -100,34 +120,32 @@ def from_stream(stream: str, core: Marked) -> Marked:
     return project(core, result.plain)
 
 
-def _rebuild(pieces: list[tuple[str, tuple[int, ...]] | Code]) -> Marked:
-    # Blanks and codes between two words of one span belong to the span: a span over
-    # several words comes back as one word-bound blank per word.
-    texts = [i for i, p in enumerate(pieces) if isinstance(p, tuple) and p[0].strip()]
+def _rebuild(pieces: list[tuple[str, tuple[int, ...]] | tuple[Code, tuple[int, ...]]]) -> Marked:
+    """Tokens from words and codes with the pairs they belong to. Blanks between two of
+    them belong to the pairs both are in: a span over several words comes back as one
+    word-bound blank per word."""
+    anchors = [i for i, (p, _) in enumerate(pieces) if isinstance(p, Code) or _WORDY.search(p)]
     owners: list[tuple[int, ...]] = []
-    for i, piece in enumerate(pieces):
-        if isinstance(piece, tuple) and piece[0].strip():
-            owners.append(piece[1])
+    for i, (_, ids) in enumerate(pieces):
+        if i in anchors:
+            owners.append(ids)
             continue
-        before = next((pieces[j] for j in reversed(texts) if j < i), None)
-        after = next((pieces[j] for j in texts if j > i), None)
-        if isinstance(before, tuple) and isinstance(after, tuple):
-            owners.append(_common_prefix(before[1], after[1]))
+        before = next((pieces[j][1] for j in reversed(anchors) if j < i), None)
+        after = next((pieces[j][1] for j in anchors if j > i), None)
+        if before is not None and after is not None:
+            owners.append(_common_prefix(before, after))
         else:
             owners.append(())
     tokens: list[Token] = []
     stack: list[int] = []
-    for piece, ids in zip(pieces, owners, strict=True):
+    for (piece, _), ids in zip(pieces, owners, strict=True):
         keep = len(_common_prefix(tuple(stack), ids))
         while len(stack) > keep:
             tokens.append(Code("close", stack.pop()))
-        if isinstance(piece, Code):
-            tokens.append(piece)
-            continue
         for code_id in ids[keep:]:
             tokens.append(Code("open", code_id))
             stack.append(code_id)
-        tokens.append(piece[0])
+        tokens.append(piece)
     while stack:
         tokens.append(Code("close", stack.pop()))
     return Marked.of(tokens)
