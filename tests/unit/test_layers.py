@@ -14,7 +14,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(
         ["errors", "models", "settings", "clock", "languages", "metrics", "messages"], 0
     ),
-    **dict.fromkeys(["validation", "formats", "store", "bus", "engines"], 1),
+    **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection"], 1),
     "runtime": 2,
     **dict.fromkeys(
         ["queue", "manager", "files", "batcher", "relay", "watchdog", "worker", "scaling"], 3

@@ -1,0 +1,1 @@
+"""Other services' APIs over dragoman, one router module each, beside ``/v1``."""

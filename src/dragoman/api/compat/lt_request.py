@@ -1,0 +1,135 @@
+"""What a LibreTranslate request says, read the way LibreTranslate's clients send it.
+
+Clients disagree on the wire: libretranslatepy posts a form, libretranslate-aio a form with
+a list as repeated fields (``q=a&q=b``), deep-translator puts everything in the query string,
+Weblate posts JSON with ``q`` as an array. Every one of them is read here into one
+``LtParams``, the query string merged under the body as Flask's ``request.values`` does.
+Errors keep LibreTranslate's own shape, ``{"error": "message"}``, and its status codes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from starlette.datastructures import FormData, UploadFile
+
+
+class LtError(Exception):
+    """A refusal in LibreTranslate's shape; 400 unless said otherwise."""
+
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+
+    def response(self) -> JSONResponse:
+        return JSONResponse({"error": self.message}, status_code=self.status)
+
+
+class LtParams:
+    """The request's values by name; a JSON body keeps its types (``q`` may be a list)."""
+
+    def __init__(self, values: dict[str, list[Any]], form: FormData | None = None) -> None:
+        self._values = values
+        self._form = form
+
+    async def close(self) -> None:
+        """Lets go of the uploaded files' spools."""
+        if self._form is not None:
+            await self._form.close()
+
+    def one(self, name: str) -> Any:
+        found = self._values.get(name)
+        return found[0] if found else None
+
+    def text(self, name: str) -> str | None:
+        """A value as a string; a number (``"alternatives": 3``) reads as its digits."""
+        value = self.one(name)
+        if value is None or isinstance(value, UploadFile):
+            return None
+        if isinstance(value, bool | int | float):
+            return str(value)
+        if not isinstance(value, str):
+            raise LtError(f"Invalid request: {name} must be a string")
+        return value
+
+    def required(self, name: str) -> str:
+        value = self.text(name)
+        if not value:
+            raise LtError(f"Invalid request: missing {name} parameter")
+        return value
+
+    def texts(self) -> str | list[str]:
+        """``q``: one string, a JSON array, or the fields ``q=a&q=b`` (a list, in order)."""
+        found = [v for v in self._values.get("q", []) if v is not None]
+        if not found or found == [""] or found == [[]]:
+            raise LtError("Invalid request: missing q parameter")
+        value: Any = found[0] if len(found) == 1 else found  # repeated fields: a list
+        items = value if isinstance(value, list) else [value]
+        if not all(isinstance(item, str) for item in items):
+            raise LtError("Invalid request: q must be a string or a list of strings")
+        return items if isinstance(value, list) else value
+
+    def file(self, name: str) -> UploadFile:
+        value = self.one(name)
+        if not isinstance(value, UploadFile) or not value.filename:
+            raise LtError(f"Invalid request: missing {name} parameter")
+        return value
+
+
+async def read_params(request: Request) -> LtParams:
+    """The query string, then the body over it (JSON, urlencoded or multipart form)."""
+    values: dict[str, list[Any]] = {}
+    for key, value in request.query_params.multi_items():
+        values.setdefault(key, []).append(value)
+    body, form = await _body(request)
+    for key, items in body.items():
+        values[key] = items  # the body wins over the query string, as in Flask
+    return LtParams(values, form)
+
+
+async def _body(request: Request) -> tuple[dict[str, list[Any]], FormData | None]:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "application/json":
+        return _json_body(await request.body()), None
+    if kind not in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        return {}, None
+    try:
+        form = await request.form(max_files=1, max_fields=1000)
+    except Exception as exc:  # the multipart parser's errors have no common type
+        raise LtError(f"Invalid request: not a valid form ({exc})") from None
+    found: dict[str, list[Any]] = {}
+    for key, value in form.multi_items():
+        found.setdefault(key, []).append(value)
+    return found, form
+
+
+def _json_body(raw: bytes) -> dict[str, list[Any]]:
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise LtError("Invalid request: the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise LtError("Invalid request: the JSON body must be an object")
+    return {str(key): [value] for key, value in data.items()}
+
+
+def tenant_of(request: Request, params: LtParams) -> str | None:
+    """The tenant of ``api_key`` (or of a bearer key); None when no keys are configured.
+    A missing or unknown key is LibreTranslate's 403."""
+    keys: dict[str, str] = request.app.state.tenants_by_key
+    if not keys:
+        return None
+    key = params.text("api_key")
+    if not key:
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        key = token.strip() if scheme.lower() == "bearer" else None
+    tenant = keys.get(key or "")
+    if tenant is None:
+        raise LtError("Invalid API key", 403)
+    return tenant
