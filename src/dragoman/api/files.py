@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
@@ -153,8 +154,6 @@ async def get_file(
     found = await service.files.download(job_id, n, tenant, partial=partial)
     disposition = f'attachment; filename="{_ascii(found.filename)}"'
     if not found.filename.isascii():
-        from urllib.parse import quote
-
         disposition += f"; filename*=UTF-8''{quote(found.filename)}"
     return Response(
         found.content,

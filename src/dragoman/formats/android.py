@@ -37,7 +37,7 @@ from typing import Any
 from lxml import etree
 
 from dragoman.errors import InvalidFile
-from dragoman.formats.markup import Builder, Marked, same_codes
+from dragoman.formats.markup import Builder, Marked, translated_units
 from dragoman.formats.safety import decode_text, parse_xml
 
 XLIFF_12 = "urn:oasis:names:tc:xliff:document:1.2"
@@ -302,12 +302,10 @@ class AndroidFormat:
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
         doc = _read(data, filename)
-        if len(units) != len(doc.units):
-            raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
         pieces: list[str] = []
         pos = 0
-        for source, unit in zip(doc.units, units, strict=True):
-            if unit is None or unit == source.marked or not same_codes(source.marked, unit):
+        for source, unit in translated_units(doc.units, units, filename):
+            if unit == source.marked:
                 continue
             start, end = source.span
             pieces += [doc.text[pos:start], _render(unit, source.natives)]

@@ -41,7 +41,7 @@ from typing import Any
 
 from dragoman.errors import InvalidFile
 from dragoman.formats.html_tokens import Event, Span, tokenize
-from dragoman.formats.markup import Builder, Code, Marked
+from dragoman.formats.markup import Builder, Code, Marked, translated_units
 from dragoman.formats.safety import decode_text, line_of
 from dragoman.formats.text import encode_as
 
@@ -323,12 +323,10 @@ class HtmlFormat:
     ) -> bytes:
         text, encoding = decode_text(data, filename)
         reader = _read(text, encoding, filename)
-        if len(reader.units) != len(units):
-            raise InvalidFile(f"{filename}: {len(units)} translations for {len(reader.units)}")
         changed = [
             (source, unit)
-            for source, unit in zip(reader.units, units, strict=True)
-            if unit is not None and unit != source.marked
+            for source, unit in translated_units(reader.units, units, filename)
+            if unit != source.marked
         ]
         replaced: dict[int, tuple[int, str]] = {}
         if reader.lang is not None and any(unit is not None for unit in units):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dragoman.errors import InvalidFile
-from dragoman.formats.markup import PLACEHOLDER, Builder, Marked, same_codes
+from dragoman.formats.markup import PLACEHOLDER, Builder, Marked, translated_units
 from dragoman.formats.safety import decode_text
 
 _PROTECTED = re.compile(r"\$t\([^()\n]{1,200}\)|" + PLACEHOLDER.pattern)
@@ -154,14 +154,10 @@ class JsonFormat:
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
         text, encoding, sources = _read(data, filename)
-        if len(units) != len(sources):
-            raise InvalidFile(f"{filename}: the stored file no longer matches its units")
         escaped_file = _escapes_non_ascii(text) and not _NON_ASCII.search(text)
         pieces: list[str] = []
         pos = 0
-        for source, translated in zip(sources, units, strict=True):
-            if translated is None or not same_codes(source.marked, translated):
-                continue
+        for source, translated in translated_units(sources, units, filename):
             value = "".join(
                 t if isinstance(t, str) else str(source.natives[t.id]) for t in translated.tokens
             )

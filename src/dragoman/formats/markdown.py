@@ -38,8 +38,7 @@ from markdown_it.rules_inline.image import image as image_rule
 from markdown_it.rules_inline.link import link as link_rule
 from markdown_it.token import Token
 
-from dragoman.errors import InvalidFile
-from dragoman.formats.markup import Builder, Code, Marked
+from dragoman.formats.markup import Builder, Code, Marked, translated_units
 from dragoman.formats.safety import decode_text
 from dragoman.formats.text import encode_as, single_line
 
@@ -346,12 +345,10 @@ class MarkdownFormat:
     ) -> bytes:
         text, encoding = decode_text(data, filename)
         sources = _Reader(text).read()
-        if len(sources) != len(units):
-            raise InvalidFile(f"{filename}: {len(units)} translations for {len(sources)} blocks")
         out: list[str] = []
         pos = 0
-        for source, unit in zip(sources, units, strict=True):
-            if unit is None or unit == source.marked:
+        for source, unit in translated_units(sources, units, filename):
+            if unit == source.marked:
                 continue
             out += [text[pos : source.start], _render(unit, source.natives)]
             pos = source.end

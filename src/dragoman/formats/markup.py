@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
+
+from dragoman.errors import InvalidFile
 
 CodeKind = Literal["open", "close", "ph"]
 
@@ -135,6 +137,30 @@ def well_formed(marked: Marked) -> bool:
 def same_codes(source: Marked, target: Marked) -> bool:
     """``target`` carries exactly the codes of ``source`` and is well formed."""
     return Counter(source.codes) == Counter(target.codes) and well_formed(target)
+
+
+class _Unit(Protocol):
+    @property
+    def marked(self) -> Marked: ...
+
+
+U = TypeVar("U", bound=_Unit)
+
+
+def translated_units(
+    sources: Sequence[U], units: Sequence[Marked | None], filename: str
+) -> list[tuple[U, Marked]]:
+    """What a format's ``merge`` writes: each source unit that has a translation, with it.
+    ``units`` answers ``sources`` one to one (``InvalidFile`` otherwise); a translation that
+    lost a code of its source (dragoman's engines never give one) leaves the unit as it was
+    rather than lose markup."""
+    if len(units) != len(sources):
+        raise InvalidFile(f"{filename}: the stored file no longer matches its units")
+    return [
+        (source, unit)
+        for source, unit in zip(sources, units, strict=True)
+        if unit is not None and same_codes(source.marked, unit)
+    ]
 
 
 # Placeholders that must come back exactly as sent: printf (%s, %1$s, %.2f, %%), braces

@@ -24,7 +24,7 @@ from typing import Any
 from lxml import etree
 
 from dragoman.errors import InvalidFile
-from dragoman.formats.markup import Builder, Marked, walk
+from dragoman.formats.markup import Builder, Marked, translated_units, walk
 from dragoman.formats.safety import parse_xml, read_zip, serialize_xml, write_zip
 
 TEXT = "urn:oasis:names:tc:opendocument:xmlns:text:1.0"
@@ -106,11 +106,9 @@ class OdtFormat:
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
         package = _read(data, filename)
-        if len(units) != len(package.units):
-            raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
         changed: set[str] = set()
-        for source, unit in zip(package.units, units, strict=True):
-            if unit is None or unit == source.marked:
+        for source, unit in translated_units(package.units, units, filename):
+            if unit == source.marked:
                 continue
             _write(source.paragraph, unit, source.natives)
             changed.add(source.part)

@@ -34,7 +34,7 @@ from typing import Any
 from lxml import etree
 
 from dragoman.errors import InvalidFile
-from dragoman.formats.markup import Marked
+from dragoman.formats.markup import Marked, translated_units
 from dragoman.formats.ooxml_paragraph import Dialect, Paragraphs, RunStyle
 from dragoman.formats.safety import parse_xml, read_zip, serialize_xml, write_zip
 
@@ -107,11 +107,9 @@ class _OoxmlFormat:
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
         package = self._read(data, filename)
-        if len(units) != len(package.units):
-            raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
         changed: set[str] = set()
-        for source, unit in zip(package.units, units, strict=True):
-            if unit is None or unit == source.marked or source.base is None:
+        for source, unit in translated_units(package.units, units, filename):
+            if unit == source.marked or source.base is None:
                 continue
             self.paragraphs.write(source.paragraph, unit, source.natives, source.base)
             changed.add(source.part)

@@ -29,7 +29,7 @@ from typing import Any
 import polib
 
 from dragoman.errors import InvalidFile
-from dragoman.formats.markup import PLACEHOLDER, Builder, Marked, same_codes
+from dragoman.formats.markup import PLACEHOLDER, Builder, Marked, translated_units
 from dragoman.formats.safety import decode_text
 
 PYTHON_FORMAT = r"%\([^)\n]{1,80}\)[-+ #0]*\d*(?:\.\d+)?[sdifrxXeEgGoca%]"
@@ -160,13 +160,7 @@ class PoFormat:
     ) -> bytes:
         catalog = _parse(data, filename)
         sources = _units(catalog)
-        if len(units) != len(sources):
-            raise InvalidFile(f"{filename}: the stored file no longer matches its units")
-        written = [
-            (source, unit)
-            for source, unit in zip(sources, units, strict=True)
-            if unit is not None and same_codes(source.marked, unit)
-        ]
+        written = translated_units(sources, units, filename)
         if not written:
             return data
         for source, translated in written:

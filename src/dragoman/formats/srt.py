@@ -20,7 +20,7 @@ import srt
 
 from dragoman.errors import InvalidFile
 from dragoman.formats.html import pair
-from dragoman.formats.markup import Builder, Code, Marked
+from dragoman.formats.markup import Builder, Code, Marked, translated_units
 from dragoman.formats.safety import decode_text, line_of
 from dragoman.formats.text import encode_as, single_line
 
@@ -122,12 +122,10 @@ class SrtFormat:
     ) -> bytes:
         text, encoding = decode_text(data, filename)
         cues = _cues(text, filename)
-        if len(cues) != len(units):
-            raise InvalidFile(f"{filename}: {len(units)} translations for {len(cues)} cues")
         out: list[str] = []
         pos = 0
-        for cue, unit in zip(cues, units, strict=True):
-            if unit is None or unit == cue.marked:
+        for cue, unit in translated_units(cues, units, filename):
+            if unit == cue.marked:
                 continue
             out += [text[pos : cue.start], _render(unit, cue.natives)]
             pos = cue.end

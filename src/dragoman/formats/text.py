@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dragoman.errors import InvalidFile
-from dragoman.formats.markup import Builder, Code, Marked
+from dragoman.formats.markup import Builder, Code, Marked, translated_units
 from dragoman.formats.safety import decode_text
 
 _LINE = re.compile(r"[^\r\n]+")
@@ -77,12 +76,10 @@ class TextFormat:
     ) -> bytes:
         text, encoding = decode_text(data, filename)
         sources = _units(text)
-        if len(sources) != len(units):
-            raise InvalidFile(f"{filename}: {len(units)} translations for {len(sources)} lines")
         out: list[str] = []
         pos = 0
-        for source, unit in zip(sources, units, strict=True):
-            if unit is None or unit == source.marked:
+        for source, unit in translated_units(sources, units, filename):
+            if unit == source.marked:
                 continue
             out += [text[pos : source.start], _render(unit, source.natives)]
             pos = source.end

@@ -35,7 +35,7 @@ from typing import Any
 from lxml import etree
 
 from dragoman.errors import InvalidFile
-from dragoman.formats.markup import Builder, Marked, same_codes
+from dragoman.formats.markup import Builder, Marked, translated_units
 from dragoman.formats.safety import parse_xml, serialize_xml
 
 XLIFF_2_NS = "urn:oasis:names:tc:xliff:document:2.0"
@@ -223,13 +223,7 @@ class XliffFormat:
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
         doc = _read(data, filename)
-        if len(units) != len(doc.units):
-            raise InvalidFile(f"{filename}: the stored file no longer matches its units")
-        written = [
-            (source, unit)
-            for source, unit in zip(doc.units, units, strict=True)
-            if unit is not None and same_codes(source.marked, unit)
-        ]
+        written = translated_units(doc.units, units, filename)
         if not written:
             return data
         for source, translated in written:

@@ -32,7 +32,7 @@ from typing import Any
 from lxml import etree
 
 from dragoman.errors import InvalidFile
-from dragoman.formats.markup import Builder, Marked
+from dragoman.formats.markup import Builder, Marked, translated_units
 from dragoman.formats.ooxml_paragraph import Dialect, Paragraphs, RunStyle
 from dragoman.formats.safety import parse_xml, read_zip, serialize_xml, write_zip
 
@@ -179,11 +179,9 @@ class XlsxFormat:
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
         book = _read(data, filename)
-        if len(units) != len(book.units):
-            raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
         changed: set[str] = set()
-        for source, unit in zip(book.units, units, strict=True):
-            if unit is None or unit == source.marked:
+        for source, unit in translated_units(book.units, units, filename):
+            if unit == source.marked:
                 continue
             if source.base is None:
                 _write_plain(source, unit)

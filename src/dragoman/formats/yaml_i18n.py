@@ -45,7 +45,7 @@ import yaml
 
 from dragoman.errors import InvalidFile
 from dragoman.formats import yaml_scalars as styles
-from dragoman.formats.markup import PLACEHOLDER, Builder, Marked, same_codes
+from dragoman.formats.markup import PLACEHOLDER, Builder, Marked, translated_units
 from dragoman.formats.safety import decode_text, line_of
 
 MAX_ALIASES = 1_000
@@ -354,13 +354,7 @@ class YamlFormat:
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
         source = _read(data, filename)
-        if len(units) != len(source.units):
-            raise InvalidFile(f"{filename}: the stored file no longer matches its units")
-        chosen = [
-            (unit, marked)
-            for unit, marked in zip(source.units, units, strict=True)
-            if marked is not None and same_codes(unit.marked, marked)
-        ]
+        chosen = translated_units(source.units, units, filename)
         quoted: _Quoted = set()
         while True:
             edits = [
