@@ -108,8 +108,15 @@ class SyncTranslator:
     async def translate(
         self, source: str, target: str, segments: Sequence[str], engine: str | None = None
     ) -> list[str]:
-        """The segments' translations, in order. Checked in the order of docs/api.md: the
-        segment count, the segments, then the languages and the engine."""
+        """The segments' translations, in order, once ``check`` has passed."""
+        chosen, pair = self.check(source, target, segments, engine)
+        return await self.batcher.translate(chosen, pair, segments)
+
+    def check(
+        self, source: str, target: str, segments: Sequence[str], engine: str | None = None
+    ) -> tuple[str, Pair]:
+        """The engine and pair of a request, or its refusal. Checked in the order of
+        docs/api.md: the segment count, the segments, then the languages and the engine."""
         limit = self._settings.sync_max_segments
         if len(segments) > limit:
             raise PayloadTooLarge(
@@ -122,8 +129,7 @@ class SyncTranslator:
             max_chars=self._settings.max_segment_chars,
         )
         pair = Pair(canonical(source), canonical(target))
-        chosen = self._engines.resolve(pair, engine)
-        return await self.batcher.translate(chosen.name, pair, segments)
+        return self._engines.resolve(pair, engine).name, pair
 
     async def close(self) -> None:
         await self.batcher.close()

@@ -5,6 +5,10 @@ among a given set of languages only: the sources of the installed pairs, so the 
 always a language the service can translate from. Confidence is 0-100, as LibreTranslate
 reports it. The model is loaded once, on first use; one identifier is kept per language set,
 because restricting an identifier changes it.
+
+``source_lang: "auto"`` (``AUTO``) works the same everywhere: a text of ``/v1/translate``
+is detected on its own, a document of a job from a sample of its first segments, each among
+the sources of the installed pairs into the target.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from dragoman.engines import Engines
 from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
 
@@ -87,3 +92,30 @@ def _ranked(identifier: Any, text: str, by_label: dict[str, str]) -> list[Detect
 
 def _has_letters(text: str) -> bool:
     return any(c.isalpha() for c in text)
+
+
+AUTO = "auto"  # a source language to be detected
+SAMPLE_SEGMENTS = 200  # of a document, for detection
+SAMPLE_CHARS = 5_000
+
+
+def sources_into(engines: Engines, target: str, engine: str | None = None) -> list[str]:
+    """The languages that can be translated into ``target`` (by ``engine``, if named):
+    what a text of unknown language may be detected as."""
+    return sorted(
+        pair.source
+        for pair, names in engines.languages()
+        if pair.target == target and (engine is None or engine in names)
+    )
+
+
+def best(texts: Sequence[str], languages: Collection[str]) -> list[Detection]:
+    """The most likely of ``languages`` for each text (confidence 0 when nothing tells).
+    Blocking: run it in a thread."""
+    fallback = min(languages)
+    return [found[0] if found else Detection(fallback, 0.0) for found in detect(texts, languages)]
+
+
+def sample(segments: Sequence[str]) -> str:
+    """What detection reads of a document: its first segments, up to ``SAMPLE_CHARS``."""
+    return " ".join(segments[:SAMPLE_SEGMENTS])[:SAMPLE_CHARS]

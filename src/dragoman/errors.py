@@ -95,3 +95,24 @@ class EngineError(FatalError):
 
 class EngineTimeout(EngineError):
     code = "engine_timeout"
+
+
+class TooManyRequests(ClientError):
+    """Refused for now: retry after ``retry_after_s`` seconds."""
+
+    status = 429
+    code = "too_many_requests"
+
+    def __init__(self, message: str, retry_after_s: int) -> None:
+        super().__init__(message)
+        self.retry_after_s = max(1, retry_after_s)
+
+
+class RateLimited(TooManyRequests):
+    code = "rate_limited"
+
+
+class QuotaExceeded(TooManyRequests):
+    """The tenant's characters for the period are spent; retry when the next one starts."""
+
+    code = "quota_exceeded"

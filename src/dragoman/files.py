@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from dragoman.detection import AUTO, sample
 from dragoman.errors import InvalidRequest, NotFinished, NotFound, PayloadTooLarge
 from dragoman.formats import SPLIT_BUDGET_S, for_file, prepare, rebuild, translated_name
 from dragoman.manager import BatchRequestsManager
@@ -33,6 +34,17 @@ class TranslatedFile:
     content: bytes
 
 
+def _samples(uploads: Sequence[Upload]) -> list[str]:
+    """What detection reads of each file: the plain text of its first units."""
+    out = []
+    for upload in uploads:
+        units = for_file(upload.filename, upload.format).extract(
+            upload.content, filename=upload.filename
+        )
+        out.append(sample([unit.plain for unit in units]))
+    return out
+
+
 class FileJobs:
     def __init__(self, runtime: Runtime, manager: BatchRequestsManager) -> None:
         self._settings = runtime.settings
@@ -48,10 +60,13 @@ class FileJobs:
         priority: Priority = Priority.NORMAL,
         engine: str | None = None,
         segmentation: bool = True,
+        callback_url: str | None = None,
+        document_key: str | None = None,
     ) -> Job:
         """A job of the files' sentences; ``ClientError`` naming the first bad file."""
         if not uploads:
             raise InvalidRequest("no file given: send one or more parts named 'files'")
+        await self._manager.check_callback(callback_url)
         if len(uploads) > self._settings.max_files_per_job:
             raise PayloadTooLarge(
                 f"{len(uploads)} files exceed the limit of "
@@ -63,7 +78,14 @@ class FileJobs:
                     f"{upload.filename}: {len(upload.content)} bytes exceed the limit of "
                     f"{self._settings.max_file_bytes} per file (DRAGOMAN_MAX_FILE_BYTES)"
                 )
-        documents = await asyncio.to_thread(self._documents, pair, uploads, segmentation)
+        languages = [pair.source] * len(uploads)
+        if pair.source == AUTO:
+            samples = await asyncio.to_thread(_samples, uploads)
+            found = await self._manager.detect(pair.target, samples, engine)
+            languages = [detection.language for detection in found]
+        documents = await asyncio.to_thread(
+            self._documents, languages, uploads, segmentation, pair.source == AUTO
+        )
         if not any(doc.segments for doc in documents):
             names = ", ".join(u.filename for u in uploads)
             raise InvalidRequest(f"nothing to translate in {names}")
@@ -74,24 +96,29 @@ class FileJobs:
             priority=priority,
             engine=engine,
             markup=True,
+            callback_url=callback_url,
+            document_key=document_key,
         )
 
     @staticmethod
-    def _documents(pair: Pair, uploads: Sequence[Upload], segmentation: bool) -> list[Document]:
+    def _documents(
+        languages: Sequence[str], uploads: Sequence[Upload], segmentation: bool, auto: bool
+    ) -> list[Document]:
         documents = []
         split_until = time.monotonic() + SPLIT_BUDGET_S  # for the whole upload
-        for upload in uploads:
+        for source, upload in zip(languages, uploads, strict=True):
             fmt = for_file(upload.filename, upload.format)
             prepared = prepare(
                 fmt,
                 upload.content,
                 filename=upload.filename,
-                source_lang=pair.source,
+                source_lang=source,
                 segmentation=segmentation,
                 split_until=split_until,
             )
             stored = SourceFile(fmt.name, upload.content, tuple(prepared.layout))
-            documents.append(Document(upload.filename, prepared.segments, stored))
+            detected = source if auto else None
+            documents.append(Document(upload.filename, prepared.segments, stored, detected))
         return documents
 
     async def download(

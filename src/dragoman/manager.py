@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import itertools
 import logging
 import re
@@ -14,15 +15,21 @@ from datetime import timedelta
 from typing import Protocol
 
 from dragoman.bus import Bus
+from dragoman.detection import AUTO, Detection, best, sample, sources_into
 from dragoman.engines import Engine, Engines, Pair
-from dragoman.errors import Conflict, InvalidRequest, NotFound, TransientError
+from dragoman.errors import Conflict, InvalidRequest, NotFound, TransientError, UnsupportedPair
+from dragoman.formats.markup import parse_stored
 from dragoman.messages import WATCHDOG_QUEUE, Queued
 from dragoman.models import Document, Job, JobStatus, Pool, Priority
 from dragoman.queue import BatchRequestsQueue, Waiting
 from dragoman.runtime import Runtime
+from dragoman.usage import UsageMeter
 from dragoman.validation import check_segments
+from dragoman.webhooks.targets import check_target
 
 log = logging.getLogger(__name__)
+
+MULTIPLE = "mul"  # ISO 639-2: the source of a job whose documents are in several languages
 
 # A cursor is a job's sequence number; 18 digits stay within every store's integers.
 CURSOR_PATTERN = r"^[0-9]{1,18}$"
@@ -70,6 +77,30 @@ class BusIntake:
         """The watchdog skips a cancelled job when its turn comes."""
 
 
+def _language_runs(documents: Sequence[Document]) -> list[tuple[str, int, int]]:
+    """``(source language, first, end)`` of each run of documents in one language, by
+    segment position; documents without segments take no place."""
+    runs: list[tuple[str, int, int]] = []
+    position = 0
+    for doc in documents:
+        if not doc.segments:
+            continue
+        source, end = doc.source_lang or "", position + len(doc.segments)
+        if runs and runs[-1][0] == source:
+            runs[-1] = (source, runs[-1][1], end)
+        else:
+            runs.append((source, position, end))
+        position = end
+    return runs
+
+
+def characters(documents: Sequence[Document], *, markup: bool) -> int:
+    """The characters a job is charged: its segments' text, inline codes left out."""
+    if markup:
+        return sum(len(parse_stored(s).plain) for doc in documents for s in doc.segments)
+    return sum(len(s) for doc in documents for s in doc.segments)
+
+
 class BatchRequestsManager:
     """Every use case of a job: submit, get, list, result, cancel, and the purge of finished
     jobs past their retention. The HTTP routes only parse, call this and shape answers."""
@@ -81,6 +112,7 @@ class BatchRequestsManager:
         self._engines = engines
         self._intake = intake
         self._cleaner: asyncio.Task[None] | None = None
+        self.usage = UsageMeter(runtime)
 
     def route(self, segments: int, engine: Engine) -> Pool:
         """Big jobs of an engine that runs on GPUs go to the GPU pool when it may have
@@ -90,33 +122,70 @@ class BatchRequestsManager:
         gpu = big and engine.gpu_capable and self._settings.gpu_max_workers > 0
         return Pool.GPU if gpu else Pool.CPU
 
-    def shards(self, job: Job) -> list[Job]:
-        """The shards of a job above ``shard_segments``: contiguous ranges of about equal
-        size that several workers translate in parallel; none for a smaller job."""
+    def shards(
+        self, job: Job, runs: Sequence[tuple[str, int, int]] = (), engine: str | None = None
+    ) -> list[Job]:
+        """The shards of a job: contiguous ranges of about equal size, at most
+        ``shard_segments`` each, that several workers translate in parallel; none for a
+        smaller job. ``runs`` (``(source language, first, end)``, for a job of documents in
+        several languages) makes at least one shard per run, each from its own language,
+        by ``engine`` or the default engine of its pair."""
         size = self._settings.shard_segments
-        total = job.segments_total
-        if total <= size:
-            return []
-        count = -(-total // size)
-        bounds = [total * k // count for k in range(count + 1)]
+        mixed = bool(runs)
+        if not mixed:
+            if job.segments_total <= size:
+                return []
+            runs = [(job.source_lang, 0, job.segments_total)]
+        out = []
+        for source, start, stop in runs:
+            pair = Pair(source, job.target_lang)
+            chosen = self._engines.resolve(pair, engine) if mixed else None
+            count = -(-(stop - start) // size)
+            bounds = [start + (stop - start) * k // count for k in range(count + 1)]
+            out += [
+                Job(
+                    id=uuid.uuid4().hex,
+                    tenant=job.tenant,
+                    source_lang=source,
+                    target_lang=job.target_lang,
+                    engine=chosen.name if chosen else job.engine,
+                    pool=self.route(end - first, chosen) if chosen else job.pool,
+                    priority=job.priority,
+                    documents=0,
+                    segments_total=end - first,
+                    created_at=job.created_at,
+                    parent_id=job.id,
+                    first_position=first,
+                    end_position=end,
+                    markup=job.markup,
+                )
+                for first, end in itertools.pairwise(bounds)
+            ]
+        return out
+
+    async def detect(
+        self, target: str, texts: Sequence[str], engine: str | None = None
+    ) -> list[Detection]:
+        """The source language of each text, among those with a pair into ``target``."""
+        candidates = sources_into(self._engines, target, engine)
+        if not candidates:
+            raise UnsupportedPair(f"no installed pair translates into {target}; see /v1/languages")
+        return await asyncio.to_thread(best, texts, candidates)
+
+    async def detected(
+        self, target: str, documents: Sequence[Document], engine: str | None = None
+    ) -> list[Document]:
+        """``documents``, each with the source language detected from a sample of its
+        segments (those that have one already keep it)."""
+        candidates = sources_into(self._engines, target, engine)
+        if not candidates:
+            raise UnsupportedPair(f"no installed pair translates into {target}; see /v1/languages")
+        unknown = [doc for doc in documents if doc.source_lang is None]
+        samples = [sample(doc.segments) for doc in unknown]
+        found = iter(await asyncio.to_thread(best, samples, candidates))
         return [
-            Job(
-                id=uuid.uuid4().hex,
-                tenant=job.tenant,
-                source_lang=job.source_lang,
-                target_lang=job.target_lang,
-                engine=job.engine,
-                pool=job.pool,
-                priority=job.priority,
-                documents=0,
-                segments_total=end - first,
-                created_at=job.created_at,
-                parent_id=job.id,
-                first_position=first,
-                end_position=end,
-                markup=job.markup,
-            )
-            for first, end in itertools.pairwise(bounds)
+            doc if doc.source_lang else dataclasses.replace(doc, source_lang=next(found).language)
+            for doc in documents
         ]
 
     async def submit(
@@ -128,13 +197,29 @@ class BatchRequestsManager:
         priority: Priority = Priority.NORMAL,
         engine: str | None = None,
         markup: bool = False,
+        callback_url: str | None = None,
+        document_key: str | None = None,
     ) -> Job:
-        chosen = self._engines.resolve(pair, engine)
+        """Stores a job and queues it. With ``pair.source == "auto"``, each document's
+        language is detected; documents in several languages make a job of ``mul`` (ISO
+        639: multiple languages) with one shard per run of documents in one language."""
+        runs: list[tuple[str, int, int]] = []
+        if pair.source == AUTO:
+            documents = await self.detected(pair.target, documents, engine)
+            runs = _language_runs(documents)
+            languages = {source for source, _, _ in runs} or {documents[0].source_lang or ""}
+            if len(languages) == 1:
+                pair, runs = Pair(languages.pop(), pair.target), []
+            else:
+                pair = Pair(MULTIPLE, pair.target)
+        chosen = self._engines.resolve(Pair(runs[0][0], pair.target) if runs else pair, engine)
+        await self.check_callback(callback_url)
         total = check_segments(
             documents,
             max_segments=self._settings.max_segments_per_job,
             max_chars=self._settings.max_segment_chars,
         )
+        await self.usage.charge(tenant, characters(documents, markup=markup))
         job = Job(
             id=uuid.uuid4().hex,
             tenant=tenant,
@@ -147,8 +232,10 @@ class BatchRequestsManager:
             segments_total=total,
             created_at=self._clock.now(),
             markup=markup,
+            callback_url=callback_url,
+            document_key=document_key,
         )
-        shards = self.shards(job)
+        shards = self.shards(job, runs, engine)
         job.shards = len(shards)
         await self._store.create(job, documents, shards)
         for unit in shards or [job]:
@@ -162,6 +249,17 @@ class BatchRequestsManager:
             f", {len(shards)} shards" if shards else "",
         )
         return job
+
+    async def check_callback(self, url: str | None) -> None:
+        """``InvalidRequest`` unless ``url`` (if given) may receive this job's notification."""
+        if url is None:
+            return
+        if self._settings.webhook_secret is None:
+            raise InvalidRequest(
+                "callback_url: notifications are off on this server (DRAGOMAN_WEBHOOK_SECRET "
+                "is not set)"
+            )
+        await check_target(url, allow_private=self._settings.webhook_allow_private)
 
     async def get(self, job_id: str, tenant: str | None) -> Job:
         job = await self._store.get(job_id)
@@ -206,6 +304,7 @@ class BatchRequestsManager:
         return removed
 
     def start(self) -> None:
+        self.usage.start()
         self._cleaner = asyncio.create_task(self._clean_forever(), name="manager-cleaner")
 
     async def _clean_forever(self) -> None:
@@ -222,3 +321,4 @@ class BatchRequestsManager:
             self._cleaner.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._cleaner
+        await self.usage.stop()

@@ -84,6 +84,7 @@ class Document:
     name: str
     segments: list[str]
     file: SourceFile | None = None  # None: plain segments sent as such
+    source_lang: str | None = None  # detected, when the job's source was "auto"
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +126,10 @@ class Job:
     shards: int = 0  # on a parent, how many; 0 for a plain job and for a shard
     # Segments carry inline codes (a file job: ``formats.markup``'s stored form).
     markup: bool = False
+    # Where the end of a top-level job is announced (a signed POST), if anywhere.
+    callback_url: str | None = None
+    # The secret of a job submitted through the DeepL facade's document upload.
+    document_key: str | None = None
 
     @property
     def is_shard(self) -> bool:
@@ -169,3 +174,39 @@ class WorkerInfo:
     warm_pairs: frozenset[str] = field(default_factory=frozenset)
     last_seen: datetime | None = None
     pid: int | None = None
+
+
+class DeliveryStatus(StrEnum):
+    """A job notification: ``pending`` until a 2xx (``delivered``) or given up (``failed``)."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+@dataclass(slots=True)
+class Delivery:
+    """One notification of a job's end to its ``callback_url``. Its ``id`` is the
+    ``webhook-id`` of every attempt; its ``payload`` is fixed when it is created."""
+
+    id: str
+    job_id: str
+    tenant: str | None
+    url: str
+    event: str  # job.succeeded | job.failed | job.cancelled
+    payload: str
+    next_attempt_at: datetime
+    status: DeliveryStatus = DeliveryStatus.PENDING
+    attempts: int = 0
+    created_at: datetime = field(default_factory=utcnow)
+    last_status: int | None = None  # the HTTP status of the last attempt, if one came
+    last_error: str | None = None
+    delivered_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """What a tenant used in one period (a calendar month, UTC)."""
+
+    characters: int = 0
+    requests: int = 0

@@ -1,6 +1,5 @@
 """The programs: each builds its roles over one ``Runtime`` and starts and stops them in a
 written-down order.
-
 - ``EmbeddedService`` (``dragoman serve``): the API, the queue, the watchdog and autoscaled
   workers in one process, over SQLite and an in-process bus by default.
 - ``ApiService`` (``dragoman api``): the HTTP API; stores jobs and tells the watchdog.
@@ -8,10 +7,8 @@ written-down order.
   holds the ``watchdog`` lease in the store; a second one waits as a hot standby.
 - ``WorkerService`` (``dragoman worker --pool``): one worker; SIGTERM drains it.
 - ``ScalerService`` (``dragoman scaler``): one pool's autoscaler.
-
-Each program builds its roles once; the API side (``_Front``: the manager and the synchronous
-translator) and the dispatch side (``_Dispatch``: the queue and the watchdog) are built by one
-helper each, shared by the programs that run them.
+The API side (``_Front``: the manager, file jobs, the translator) and the dispatch side
+(``_Dispatch``: the queue, the watchdog, the notifier) are built by one helper each.
 """
 
 from __future__ import annotations
@@ -26,6 +23,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Unpack
 
+from dragoman.api.schemas import JobOut
 from dragoman.batcher import SyncTranslator
 from dragoman.bus import Bus
 from dragoman.clock import Clock
@@ -43,6 +41,7 @@ from dragoman.scaling.scaler import Scaler
 from dragoman.settings import Settings
 from dragoman.store import JobStore
 from dragoman.watchdog import Watchdog
+from dragoman.webhooks.notifier import Notifier
 from dragoman.worker import BatchWorker
 
 log = logging.getLogger(__name__)
@@ -93,7 +92,7 @@ class _Program:
 
 
 class _Front:
-    """The API side of a process: engines, the manager and the synchronous translator."""
+    """The API side of a process: engines, the manager, file jobs and the translator."""
 
     def __init__(self, runtime: Runtime, engines: Engines, intake: Intake) -> None:
         self.engines = engines
@@ -111,7 +110,7 @@ class _Front:
 
 
 class _Dispatch:
-    """The queue and the watchdog that pops it."""
+    """The queue and the watchdog that pops it (and runs the notifier of jobs' ends)."""
 
     def __init__(
         self,
@@ -126,6 +125,7 @@ class _Dispatch:
             queue=self.queue,
             on_dispatch=on_dispatch,
             reload_each_sweep=reload_each_sweep,
+            notifier=Notifier(runtime, render=lambda job: JobOut.of(job).model_dump(mode="json")),
         )
         self._metrics = runtime.metrics
 
@@ -270,11 +270,7 @@ class EmbeddedService(_Serving):
 class WatchdogService(_Program):
     """Runs the watchdog while it holds the lease; renews it every third of its TTL."""
 
-    def __init__(
-        self,
-        settings: Settings,
-        **adapters: Unpack[Adapters],
-    ) -> None:
+    def __init__(self, settings: Settings, **adapters: Unpack[Adapters]) -> None:
         super().__init__(Runtime.from_settings(settings, **adapters))
         self.holder = f"{settings.worker_host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.dispatch = _Dispatch(self.runtime)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import socket
 from pathlib import Path
@@ -68,6 +69,20 @@ class Settings(BaseSettings):
     shard_segments: int = Field(50_000, ge=1)
     gpu_fallback_s: float = Field(30.0, ge=0)
 
+    webhook_secret: str | None = None
+    webhook_allow_private: bool = False
+    webhook_timeout_s: float = Field(15.0, gt=0)
+    # Seconds between attempts (the first is at once), as Standard Webhooks suggest: about
+    # three days in all before a delivery is given up.
+    webhook_retry_s: str = "5,300,1800,7200,18000,36000,50400,72000,86400"
+
+    monthly_characters: int = Field(0, ge=0)  # per tenant; 0: no limit
+    requests_per_minute: int = Field(0, ge=0)  # per tenant; 0: no limit
+    # Per-tenant overrides: "tenant:characters_per_month:requests_per_minute,..."
+    tenant_limits: str | None = None
+    rate_limit_storage: str = "memory://"  # "redis://host:6379" shares counts between APIs
+    usage_flush_s: float = Field(1.0, gt=0)
+
     models_dir: Path = Path("models")
     engine_order: str = "ctranslate2,transformers,apertium"
     model_memory_mb: int = Field(4096, ge=1)
@@ -95,6 +110,58 @@ class Settings(BaseSettings):
                 if not sep or not tenant or not key:
                     raise ValueError("DRAGOMAN_API_KEYS must look like 'tenant:key,tenant:key'")
         return value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_is_whsec(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                raw = base64.b64decode(value.removeprefix("whsec_"), validate=True)
+            except ValueError:
+                raw = b""
+            if not value.startswith("whsec_") or not 24 <= len(raw) <= 64:
+                raise ValueError(
+                    "DRAGOMAN_WEBHOOK_SECRET must be 'whsec_' and 24 to 64 bytes in base64"
+                )
+        return value
+
+    @field_validator("webhook_retry_s")
+    @classmethod
+    def _retry_is_seconds(cls, value: str) -> str:
+        try:
+            delays = [float(item) for item in value.split(",") if item.strip()]
+        except ValueError:
+            delays = [-1.0]
+        if any(delay < 0 for delay in delays):
+            raise ValueError("DRAGOMAN_WEBHOOK_RETRY_S must be seconds: '5,300,1800'")
+        return value
+
+    @field_validator("tenant_limits")
+    @classmethod
+    def _limits_are_triples(cls, value: str | None) -> str | None:
+        if value:
+            for item in value.split(","):
+                parts = item.strip().split(":")
+                if len(parts) != 3 or not parts[0] or not all(p.isdigit() for p in parts[1:]):
+                    raise ValueError(
+                        "DRAGOMAN_TENANT_LIMITS must look like "
+                        "'tenant:characters_per_month:requests_per_minute,...'"
+                    )
+        return value
+
+    @property
+    def webhook_delays(self) -> list[float]:
+        """Seconds to wait before each retry of a notification, in order."""
+        return [float(item) for item in self.webhook_retry_s.split(",") if item.strip()]
+
+    def limits_of(self, tenant: str | None) -> tuple[int, int]:
+        """``(characters per month, requests per minute)`` of a tenant; 0 means no limit."""
+        for item in (self.tenant_limits or "").split(","):
+            name, _, rest = item.strip().partition(":")
+            if name and name == tenant:
+                characters, _, requests = rest.partition(":")
+                return int(characters), int(requests)
+        return self.monthly_characters, self.requests_per_minute
 
     @property
     def tenants_by_key(self) -> dict[str, str]:

@@ -135,7 +135,12 @@ async def test_the_description_is_of_this_deployment(make_client: Any) -> None:
     segments = schemas["TranslateIn"]["properties"]["segments"]
     assert (segments["maxItems"], segments["items"]["maxLength"]) == (7, 99)
     pairs = (await client.get("/v1/languages")).json()["pairs"]
-    assert len(schemas["JobIn"]["anyOf"]) == len(pairs)
+    titles = [alternative["title"] for alternative in schemas["JobIn"]["anyOf"]]
+    targets = sorted({pair["target"] for pair in pairs})
+    # One alternative per pair, and one per target for a source_lang of "auto".
+    assert titles == [f"{p['source']}-{p['target']}" for p in pairs] + [
+        f"auto-{t}" for t in targets
+    ]
     assert "securitySchemes" not in doc["components"]
     assert all("401" not in op["responses"] for ops in doc["paths"].values() for op in ops.values())
     metrics = doc["paths"]["/metrics"]["get"]["responses"]["200"]["content"]

@@ -17,7 +17,19 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection"], 1),
     "runtime": 2,
     **dict.fromkeys(
-        ["queue", "manager", "files", "batcher", "relay", "watchdog", "worker", "scaling"], 3
+        [
+            "queue",
+            "manager",
+            "files",
+            "batcher",
+            "relay",
+            "watchdog",
+            "worker",
+            "scaling",
+            "webhooks",
+            "usage",
+        ],
+        3,
     ),
     **dict.fromkeys(["api", "services", "client", "cli"], 4),
 }

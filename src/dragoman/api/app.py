@@ -11,7 +11,7 @@ from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
 from dragoman.api import files, health, jobs, translate
-from dragoman.api.compat import libretranslate
+from dragoman.api.compat import deepl, libretranslate
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
 from dragoman.api.files import FilesJobIn
@@ -47,6 +47,7 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     app.include_router(translate.router)
     app.include_router(health.router)
     app.include_router(libretranslate.router)
+    app.include_router(deepl.router)
 
     def openapi() -> dict[str, Any]:
         """The description of this deployment, made on first use (the engines are up)."""

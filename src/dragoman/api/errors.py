@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.routing import Match, compile_path
 
 from dragoman.api.schemas import ErrorOut
-from dragoman.errors import ClientError, DragomanError, TransientError
+from dragoman.errors import ClientError, DragomanError, TooManyRequests, TransientError
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,10 @@ _WHEN = {
     415: "A file's extension (or its 'format' field) is not a supported format",
     413: "The body, a segment or the number of segments is over its limit",
     422: "The request breaks the schema or a rule of the server",
+    429: (
+        "The tenant's requests per minute (rate_limited) or characters this month "
+        "(quota_exceeded) are spent; retry after Retry-After seconds"
+    ),
     500: "The engine failed or gave no output in time (engine_error, engine_timeout)",
     503: "A dependency does not answer; retry after Retry-After seconds",
 }
@@ -50,7 +54,7 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, object]]:
     responses: dict[int | str, dict[str, object]] = {}
     for status in statuses:
         response: dict[str, object] = {"model": ErrorOut, "description": _WHEN[status]}
-        if status == 503:
+        if status in (429, 503):
             response["headers"] = copy.deepcopy(_RETRY_AFTER)
         responses[status] = response
     return responses
@@ -95,6 +99,9 @@ def allowed_methods(request: Request) -> list[str]:
 
 def install_error_handlers(app: FastAPI) -> None:
     async def dragoman_error(_: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, TooManyRequests):
+            headers = {"Retry-After": str(exc.retry_after_s)}
+            return error_response(exc.status, exc.code, exc.message, headers)
         if isinstance(exc, ClientError):
             return error_response(exc.status, exc.code, exc.message)
         if isinstance(exc, TransientError):

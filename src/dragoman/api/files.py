@@ -11,7 +11,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
-from dragoman.api.schemas import EngineName, Language
+from dragoman.api.schemas import CallbackUrl, EngineName, Language, SourceLanguage, source_of
 from dragoman.errors import InvalidRequest, PayloadTooLarge
 from dragoman.files import Upload
 from dragoman.formats import FORMATS
@@ -20,8 +20,17 @@ from dragoman.models import Job, Pair, Priority
 
 router = APIRouter(tags=["files"])
 
-_FIELDS = {"source_lang", "target_lang", "priority", "engine", "format", "segmentation", "files"}
-_LATER = {"callback_url", "memories", "glossary"}
+_FIELDS = {
+    "source_lang",
+    "target_lang",
+    "priority",
+    "engine",
+    "format",
+    "segmentation",
+    "callback_url",
+    "files",
+}
+_LATER = {"memories", "glossary"}
 
 
 class FilesJobIn(BaseModel):
@@ -29,7 +38,7 @@ class FilesJobIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    source_lang: Language = Field(examples=["en"])
+    source_lang: SourceLanguage = Field(examples=["en"])
     target_lang: Language = Field(examples=["es"])
     files: list[bytes] = Field(
         min_length=1,
@@ -44,6 +53,7 @@ class FilesJobIn(BaseModel):
         description="'srx': split paragraphs into sentences; 'none': one segment per unit",
         json_schema_extra={"enum": ["srx", "none"]},
     )
+    callback_url: CallbackUrl = None
 
 
 class FormatOut(BaseModel):
@@ -91,11 +101,12 @@ async def _submit(form: FormData, service: Service, tenant: Tenant) -> Job:
     uploads = [await _upload(part, fields["format"], service) for part in form.getlist("files")]
     return await service.files.submit(
         tenant=tenant,
-        pair=Pair(canonical(fields["source_lang"] or ""), canonical(fields["target_lang"] or "")),
+        pair=Pair(source_of(fields["source_lang"] or ""), canonical(fields["target_lang"] or "")),
         uploads=uploads,
         priority=Priority(priority),
         engine=fields["engine"] or None,
         segmentation=segmentation == "srx",
+        callback_url=fields["callback_url"] or None,
     )
 
 

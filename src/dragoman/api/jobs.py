@@ -17,6 +17,7 @@ from dragoman.api.schemas import (
     JobList,
     JobOut,
     JobResult,
+    source_of,
 )
 from dragoman.engines import Pair
 from dragoman.languages import canonical
@@ -54,7 +55,7 @@ _BODIES = {
     "",
     status_code=202,
     response_model=JobOut,
-    responses={**_SUBMITTED, **error_responses(401, 413, 415, 422, 503)},
+    responses={**_SUBMITTED, **error_responses(401, 413, 415, 422, 429, 503)},
     openapi_extra=_BODIES,
 )
 async def submit_job(
@@ -69,10 +70,11 @@ async def submit_job(
         body = await _job_in(request)
         job = await service.manager.submit(
             tenant=tenant,
-            pair=Pair(canonical(body.source_lang), canonical(body.target_lang)),
+            pair=Pair(source_of(body.source_lang), canonical(body.target_lang)),
             documents=[Document(doc.name, doc.segments) for doc in body.documents],
             priority=body.priority,
             engine=body.engine,
+            callback_url=body.callback_url,
         )
     response.headers["Location"] = f"/v1/jobs/{job.id}"
     return JobOut.of(job)
@@ -116,10 +118,14 @@ async def get_job(job_id: str, service: Service, tenant: Tenant) -> JobOut:
 async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult:
     """Translations so far: ``null`` marks a segment not translated yet."""
     job, documents = await service.manager.result(job_id, tenant)
+    languages = await service.store.document_languages(job.id)
     return JobResult(
         id=job.id,
         status=job.status,
-        documents=[DocumentResult(name=name, segments=segs) for name, segs in documents],
+        documents=[
+            DocumentResult(name=name, source_lang=lang or job.source_lang, segments=segs)
+            for (name, segs), lang in zip(documents, languages, strict=True)
+        ],
     )
 
 

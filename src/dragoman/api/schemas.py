@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import models_json_schema
 
+from dragoman.detection import AUTO
 from dragoman.engines import Pair
 from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
@@ -36,6 +37,16 @@ Language = Annotated[
         json_schema_extra={"pattern": LANGUAGE_PATTERN},
     ),
 ]
+SourceLanguage = Annotated[
+    str,
+    Field(
+        description=(
+            "ISO 639-1 or 639-3 code, in any case, or 'auto': detected per segment "
+            "(/v1/translate) or per document (jobs) among the installed pairs' sources"
+        ),
+        json_schema_extra={"pattern": f"{LANGUAGE_PATTERN}|^[Aa][Uu][Tt][Oo]$"},
+    ),
+]
 Segment = Annotated[
     str,
     Field(
@@ -48,6 +59,19 @@ EngineName = Annotated[
     Field(
         min_length=1,
         description="An engine /v1/languages lists for the pair; absent or null: its default",
+    ),
+]
+
+
+CallbackUrl = Annotated[
+    str | None,
+    Field(
+        max_length=2048,
+        description=(
+            "http(s) URL that gets one signed POST (Standard Webhooks) when the job ends; "
+            "loopback and private addresses are refused unless the server allows them"
+        ),
+        examples=["https://example.com/hooks/dragoman"],
     ),
 ]
 
@@ -67,23 +91,46 @@ class DocumentIn(_Strict):
     segments: list[Segment] = Field(min_length=1, examples=[["Hello.", "How are you?"]])
 
 
+def source_of(code: str) -> str:
+    """A source language as given: ``auto``, or the canonical code."""
+    return AUTO if code.lower() == AUTO else canonical(code)
+
+
 class JobIn(_Strict):
-    source_lang: Language = Field(examples=["en"])
+    source_lang: SourceLanguage = Field(examples=["en"])
     target_lang: Language = Field(examples=["es"])
     documents: list[DocumentIn] = Field(min_length=1)
     priority: Priority = Priority.NORMAL
     engine: EngineName = None
+    callback_url: CallbackUrl = None
 
 
 class TranslateIn(_Strict):
-    source_lang: Language = Field(examples=["en"])
+    source_lang: SourceLanguage = Field(examples=["en"])
     target_lang: Language = Field(examples=["es"])
     segments: list[Segment] = Field(min_length=1, examples=[["Hello world."]])
     engine: EngineName = None
 
 
+class DetectedLanguage(BaseModel):
+    language: str
+    confidence: float = Field(description="0-100")
+
+
 class TranslateOut(BaseModel):
     translations: list[str]
+    detected_languages: list[DetectedLanguage] | None = Field(
+        None, description="With source_lang 'auto': each segment's detected language"
+    )
+
+
+class UsageOut(BaseModel):
+    period_start: datetime
+    period_end: datetime
+    characters: int = Field(description="Characters charged this period (segments' text)")
+    requests: int = Field(description="Translation requests: /v1/translate calls and jobs")
+    character_limit: int | None = Field(description="Characters per period; null: no limit")
+    requests_per_minute: int | None = Field(description="Rate limit; null: no limit")
 
 
 class HealthOut(BaseModel):
@@ -148,6 +195,7 @@ class JobList(BaseModel):
 
 class DocumentResult(BaseModel):
     name: str
+    source_lang: str = Field(description="The job's source, or the detected one with 'auto'")
     segments: list[str | None]
 
 
@@ -217,6 +265,16 @@ def tailor_openapi(
             },
         }
         for pair, engines in pairs
+    ]
+    installed += [
+        {
+            "title": f"auto-{target}",
+            "properties": {
+                "source_lang": {"pattern": "^[Aa][Uu][Tt][Oo]$"},
+                "target_lang": {"pattern": spelling_pattern(target)},
+            },
+        }
+        for target in sorted({pair.target for pair, _ in pairs})
     ]
     chars = settings.max_segment_chars
     for name in ("JobIn", "TranslateIn", "FilesJobIn"):

@@ -2,24 +2,83 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
-from dragoman.api.schemas import LanguagesOut, PairOut, TranslateIn, TranslateOut
+from dragoman.api.schemas import (
+    DetectedLanguage,
+    LanguagesOut,
+    PairOut,
+    TranslateIn,
+    TranslateOut,
+    UsageOut,
+)
+from dragoman.detection import AUTO
+from dragoman.languages import canonical
 
 router = APIRouter(prefix="/v1", tags=["translate"])
 
 
 @router.post(
-    "/translate", response_model=TranslateOut, responses=error_responses(401, 413, 422, 500)
+    "/translate",
+    response_model=TranslateOut,
+    response_model_exclude_none=True,
+    responses=error_responses(401, 413, 422, 429, 500),
 )
 async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> TranslateOut:
-    """Translates a few segments now; larger work belongs in a job."""
-    out = await service.translator.translate(
-        body.source_lang, body.target_lang, body.segments, body.engine
+    """Translates a few segments now; larger work belongs in a job. With ``source_lang``
+    ``auto``, each segment is detected on its own and translated from its language."""
+    translator = service.translator
+    if body.source_lang.lower() != AUTO:
+        engine, pair = translator.check(
+            body.source_lang, body.target_lang, body.segments, body.engine
+        )
+        await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
+        out = await translator.batcher.translate(engine, pair, body.segments)
+        return TranslateOut(translations=out)
+    target = canonical(body.target_lang)
+    found = await service.manager.detect(target, body.segments, body.engine)
+    groups: dict[str, list[int]] = {}
+    for i, detection in enumerate(found):
+        groups.setdefault(detection.language, []).append(i)
+    checked = {
+        source: translator.check(source, target, [body.segments[i] for i in where], body.engine)
+        for source, where in groups.items()
+    }
+    await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
+    outs = await asyncio.gather(
+        *(
+            translator.batcher.translate(*checked[source], [body.segments[i] for i in where])
+            for source, where in groups.items()
+        )
     )
-    return TranslateOut(translations=out)
+    translations = list(body.segments)
+    for where, out in zip(groups.values(), outs, strict=True):
+        for i, text in zip(where, out, strict=True):
+            translations[i] = text
+    return TranslateOut(
+        translations=translations,
+        detected_languages=[
+            DetectedLanguage(language=d.language, confidence=d.confidence) for d in found
+        ],
+    )
+
+
+@router.get("/usage", response_model=UsageOut, responses=error_responses(401, 503))
+async def usage(service: Service, tenant: Tenant) -> UsageOut:
+    """The caller's characters and translation requests this month, and its limits."""
+    report = await service.manager.usage.report(tenant)
+    return UsageOut(
+        period_start=report.period_start,
+        period_end=report.period_end,
+        characters=report.characters,
+        requests=report.requests,
+        character_limit=report.character_limit or None,
+        requests_per_minute=report.requests_per_minute or None,
+    )
 
 
 @router.get("/languages", response_model=LanguagesOut, responses=error_responses(401))

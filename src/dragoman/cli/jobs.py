@@ -124,7 +124,9 @@ def translate(
             "by extension; .txt files go one segment per line"
         ),
     ],
-    source: Annotated[str, typer.Option("--from", help="Source language")],
+    source: Annotated[
+        str, typer.Option("--from", help="Source language, or auto (detected per file)")
+    ],
     target: Annotated[str, typer.Option("--to", help="Target language")],
     server: Server = DEFAULT_SERVER,
     api_key: ApiKey = None,

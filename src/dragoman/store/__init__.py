@@ -1,8 +1,10 @@
 """Where jobs, their segments and their results live.
 
-The store is one database behind four protocols, so that a role can name the part it uses:
-``Jobs`` (the jobs and their fenced transitions), ``Leases``, ``RelayLog`` and
-``WorkerRegistry``. ``JobStore`` is all four, with the life cycle.
+The store is one database behind six protocols, so that a role can name the part it uses:
+``Jobs`` (the jobs and their fenced transitions), ``Leases``, ``RelayLog``,
+``WorkerRegistry``, ``UsageLedger`` (characters and requests per tenant and month) and
+``Deliveries`` (the notifications of jobs' ends). ``JobStore`` is all six, with the life
+cycle.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from datetime import datetime
 from typing import Protocol
 
 from dragoman.models import (
+    Delivery,
+    DeliveryStatus,
     Document,
     Job,
     JobError,
@@ -20,6 +24,7 @@ from dragoman.models import (
     RelayRequest,
     RelayStatus,
     SourceFile,
+    Usage,
     WorkerInfo,
 )
 
@@ -68,6 +73,10 @@ class Jobs(Protocol):
         """The name, the stored file and the translations so far (``None`` = not yet) of a
         job's document ``ordinal``; None when there is no such document or it was sent as
         plain segments."""
+        ...
+
+    async def document_languages(self, job_id: str) -> list[str | None]:
+        """Each document's detected source language (None: the job's own), in order."""
         ...
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
@@ -198,9 +207,58 @@ class WorkerRegistry(Protocol):
         ...
 
 
-class JobStore(Jobs, Leases, RelayLog, WorkerRegistry, Protocol):
-    """The whole store: ``Jobs``, ``Leases``, ``RelayLog`` and ``WorkerRegistry`` on one
-    database, opened and closed as one."""
+class UsageLedger(Protocol):
+    """Characters and requests per tenant (``""`` when authentication is off) and period."""
+
+    async def add_usage(self, increments: Sequence[tuple[str, str, int, int]]) -> None:
+        """Adds ``(tenant, period, characters, requests)`` to the ledger, in one transaction."""
+        ...
+
+    async def get_usage(self, tenant: str, period: str) -> Usage:
+        """What ``tenant`` used in ``period`` (zeros when nothing was recorded)."""
+        ...
+
+
+class Deliveries(Protocol):
+    """Notifications of jobs' ends, kept until delivered or given up."""
+
+    async def unnotified(self, limit: int) -> list[Job]:
+        """Finished top-level jobs with a ``callback_url`` whose delivery is not created yet,
+        oldest first."""
+        ...
+
+    async def add_delivery(self, delivery: Delivery) -> bool:
+        """Stores ``delivery`` and marks its job notified, in one transaction; False (and
+        nothing stored) when the job was notified already."""
+        ...
+
+    async def due_deliveries(self, now: datetime, limit: int) -> list[Delivery]:
+        """Pending deliveries whose next attempt is due, soonest first."""
+        ...
+
+    async def record_attempt(
+        self,
+        delivery_id: str,
+        attempt: int,
+        status: DeliveryStatus,
+        *,
+        next_attempt_at: datetime | None,
+        last_status: int | None,
+        last_error: str | None,
+        now: datetime,
+    ) -> bool:
+        """Records attempt number ``attempt`` (1-based) of a pending delivery; False (and
+        nothing written) when that attempt was recorded already or it is no longer pending."""
+        ...
+
+    async def deliveries(self, job_id: str) -> list[Delivery]:
+        """A job's deliveries, oldest first."""
+        ...
+
+
+class JobStore(Jobs, Leases, RelayLog, WorkerRegistry, UsageLedger, Deliveries, Protocol):
+    """The whole store: ``Jobs``, ``Leases``, ``RelayLog``, ``WorkerRegistry``,
+    ``UsageLedger`` and ``Deliveries`` on one database, opened and closed as one."""
 
     async def open(self) -> None:
         """Connects and brings the schema up to date."""

@@ -63,6 +63,8 @@ def to_job(row: Any) -> Job:
         end_position=row.end_position,
         shards=row.shards,
         markup=bool(row.markup),
+        callback_url=row.callback_url,
+        document_key=row.document_key,
     )
 
 
@@ -86,6 +88,8 @@ def job_row(job: Job) -> dict[str, Any]:
         "end_position": job.end_position,
         "shards": job.shards,
         "markup": job.markup,
+        "callback_url": job.callback_url,
+        "document_key": job.document_key,
     }
 
 
@@ -107,6 +111,7 @@ def content_rows(
                 "format": doc.file.format if doc.file else None,
                 "content": doc.file.content if doc.file else None,
                 "layout": json.dumps(list(doc.file.layout)) if doc.file else None,
+                "source_lang": doc.source_lang,
             }
         )
         for text in doc.segments:

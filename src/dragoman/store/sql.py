@@ -16,11 +16,13 @@ from sqlalchemy import bindparam, delete, func, select, update
 from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus, SourceFile
 from dragoman.store import shards as family
 from dragoman.store.database import Database
+from dragoman.store.deliveries import SqlDeliveries
 from dragoman.store.group_commit import GroupCommit
 from dragoman.store.leases import SqlLeases
 from dragoman.store.relay_log import SqlRelayLog
 from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_file, to_job
-from dragoman.store.tables import documents, jobs, relay_requests, segments
+from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
+from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
 
 
@@ -43,7 +45,7 @@ def _current(job_id: str, attempt: int) -> Any:
     )
 
 
-class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry):
+class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDeliveries):
     """The whole ``JobStore`` on one database."""
 
     def __init__(self, url: str) -> None:
@@ -135,6 +137,15 @@ class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry):
             out.append((doc.name, targets[start : start + doc.segment_count]))
             start += doc.segment_count
         return out
+
+    async def document_languages(self, job_id: str) -> list[str | None]:
+        query = (
+            select(documents.c.source_lang)
+            .where(documents.c.job_id == job_id)
+            .order_by(documents.c.ordinal)
+        )
+        async with self._db.read() as conn:
+            return [row.source_lang for row in await conn.execute(query)]
 
     async def source_file(
         self, job_id: str, ordinal: int
@@ -359,6 +370,9 @@ class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry):
             if doomed:
                 await conn.execute(delete(segments).where(segments.c.job_id.in_(doomed)))
                 await conn.execute(delete(documents).where(documents.c.job_id.in_(doomed)))
+                await conn.execute(
+                    delete(webhook_deliveries).where(webhook_deliveries.c.job_id.in_(doomed))
+                )
                 await conn.execute(delete(jobs).where(jobs.c.parent_id.in_(doomed)))
                 await conn.execute(delete(jobs).where(jobs.c.id.in_(doomed)))
             await conn.execute(

@@ -52,6 +52,10 @@ jobs = Table(
     Column("end_position", Integer),
     Column("shards", Integer, nullable=False, default=0, server_default=text("0")),
     Column("markup", Boolean, nullable=False, default=False, server_default=false()),
+    Column("callback_url", Text),
+    # True once the end of a job with a callback_url has its delivery row.
+    Column("notified", Boolean, nullable=False, default=False, server_default=false()),
+    Column("document_key", String(64)),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),
@@ -69,6 +73,8 @@ documents = Table(
     Column("format", String(32)),
     Column("content", LargeBinary),
     Column("layout", Text),
+    # The language detected for this document when the job's source was "auto".
+    Column("source_lang", String(16)),
 )
 
 segments = Table(
@@ -113,4 +119,34 @@ workers = Table(
     Column("warm_pairs", Text, nullable=False),
     Column("last_seen", DateTime(timezone=True), nullable=False),
     Index("ix_workers_pool_seen", "pool", "last_seen"),
+)
+
+usage = Table(
+    "usage",
+    metadata,
+    # The tenant ("" when authentication is off) and the period ("2026-12": a month, UTC).
+    Column("tenant", String(128), primary_key=True),
+    Column("period", String(16), primary_key=True),
+    Column("characters", BigInteger, nullable=False, default=0),
+    Column("requests", BigInteger, nullable=False, default=0),
+)
+
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    Column("id", String(64), primary_key=True),  # the webhook-id, the same on every attempt
+    Column("job_id", String(32), nullable=False),
+    Column("tenant", String(128)),
+    Column("url", Text, nullable=False),
+    Column("event", String(32), nullable=False),
+    Column("payload", Text, nullable=False),
+    Column("status", String(16), nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("next_attempt_at", DateTime(timezone=True), nullable=False),
+    Column("last_status", Integer),
+    Column("last_error", Text),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("delivered_at", DateTime(timezone=True)),
+    Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
+    Index("ix_webhook_deliveries_job_id", "job_id"),
 )

@@ -10,6 +10,9 @@ Its state is the store's: in-flight jobs are rows with a heartbeat deadline, so 
 watchdog adopts every open job. The in-memory ``_in_flight`` map only mirrors the store for
 capacity accounting and the queue only orders the store's queued jobs; both are rebuilt from
 the store on every sweep, so a lost notification delays a job by one sweep at most.
+
+The notifier of jobs' ends (``dragoman.webhooks``), when given, starts and stops with it:
+like dispatch, notifications are sent by the one active watchdog of a cluster.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from dragoman.queue import BatchRequestsQueue, Waiting
 from dragoman.relay import RelayTracker
 from dragoman.runtime import Runtime
 from dragoman.watchdog.routing import Router
+from dragoman.webhooks.notifier import Notifier
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +54,14 @@ class Watchdog:
         queue: BatchRequestsQueue,
         on_dispatch: Callable[[], None] = lambda: None,
         reload_each_sweep: bool = True,
+        notifier: Notifier | None = None,
     ) -> None:
         # Jobs reach the queue by notices over the bus, which can be lost; an in-process
         # intake cannot lose them, so the store's queued jobs are read once, at start.
         self._reload_each_sweep = reload_each_sweep
         self._settings = settings = runtime.settings
         self._on_dispatch = on_dispatch
+        self.notifier = notifier
         self._store = runtime.store
         self._bus = runtime.bus
         self._queue = queue
@@ -274,6 +280,8 @@ class Watchdog:
             asyncio.create_task(self._listen_forever(), name="watchdog-listen"),
             asyncio.create_task(self._sweep_forever(), name="watchdog-sweep"),
         ]
+        if self.notifier is not None:
+            await self.notifier.start()
 
     async def _dispatch_forever(self) -> None:
         while True:
@@ -315,6 +323,8 @@ class Watchdog:
                 log.exception("sweep failed; will retry")
 
     async def stop(self) -> None:
+        if self.notifier is not None:
+            await self.notifier.stop()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

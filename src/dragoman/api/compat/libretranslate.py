@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 
 from dragoman.api.compat.lt_request import LtError, LtParams, read_params, tenant_of
 from dragoman.api.compat.lt_translate import (
+    auto_pair,
     check_limits,
     detect_sources,
     file_pair,
@@ -31,7 +32,7 @@ from dragoman.api.compat.lt_translate import (
     translate,
 )
 from dragoman.api.deps import Service
-from dragoman.errors import ClientError, DragomanError, TransientError
+from dragoman.errors import ClientError, DragomanError, TooManyRequests, TransientError
 from dragoman.files import Upload
 from dragoman.formats import FORMATS, for_file, translated_name
 from dragoman.models import JobStatus
@@ -51,6 +52,9 @@ async def _answer(work: Awaitable[Any]) -> Response:
         result = await work
     except LtError as exc:
         return exc.response()
+    except TooManyRequests as exc:
+        headers = {"Retry-After": str(exc.retry_after_s)}
+        return JSONResponse({"error": exc.message}, status_code=429, headers=headers)
     except ClientError as exc:
         return LtError(exc.message, exc.status if exc.status in (404, 409) else 400).response()
     except TransientError as exc:
@@ -78,7 +82,7 @@ async def _with_params(request: Request, use: Callable[[LtParams], Awaitable[Any
 @router.post("/translate")
 async def lt_translate(request: Request, service: Service) -> Response:
     async def use(params: LtParams) -> Any:
-        tenant_of(request, params)
+        tenant = tenant_of(request, params)
         q = params.texts()
         source, target = params.required("source"), params.required("target")
         fmt = params.text("format") or "text"
@@ -86,6 +90,11 @@ async def lt_translate(request: Request, service: Service) -> Response:
             raise LtError(f"Invalid request: format {fmt} is not text or html")
         texts = [q] if isinstance(q, str) else q
         check_limits(service, texts)
+        if source.lower() == "auto":
+            auto_pair(service, target)
+        else:
+            pair_of(service, source, target)
+        await service.manager.usage.charge(tenant, sum(len(t) for t in texts))
         outcome = await translate(service, source, target, texts, html=fmt == "html")
         body: dict[str, Any] = {
             "translatedText": outcome.texts[0] if isinstance(q, str) else outcome.texts
@@ -121,10 +130,11 @@ async def lt_languages(service: Service) -> Response:
 @router.post("/detect")
 async def lt_detect(request: Request, service: Service) -> Response:
     async def use(params: LtParams) -> Any:
-        tenant_of(request, params)
+        tenant = tenant_of(request, params)
         q = params.texts()
         text = q if isinstance(q, str) else "\n".join(q)
         check_limits(service, [text])
+        await service.manager.usage.charge(tenant, len(text))
         candidates = sorted({p.source for p in installed(service)})
         if not candidates:
             return []

@@ -9,12 +9,13 @@ Errors keep LibreTranslate's own shape, ``{"error": "message"}``, and its status
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
 from starlette.datastructures import FormData, UploadFile
+
+from dragoman.api.compat.bodies import read_values
 
 
 class LtError(Exception):
@@ -82,41 +83,8 @@ class LtParams:
 
 async def read_params(request: Request) -> LtParams:
     """The query string, then the body over it (JSON, urlencoded or multipart form)."""
-    values: dict[str, list[Any]] = {}
-    for key, value in request.query_params.multi_items():
-        values.setdefault(key, []).append(value)
-    body, form = await _body(request)
-    for key, items in body.items():
-        values[key] = items  # the body wins over the query string, as in Flask
+    values, form = await read_values(request, LtError)
     return LtParams(values, form)
-
-
-async def _body(request: Request) -> tuple[dict[str, list[Any]], FormData | None]:
-    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if kind == "application/json":
-        return _json_body(await request.body()), None
-    if kind not in ("application/x-www-form-urlencoded", "multipart/form-data"):
-        return {}, None
-    try:
-        form = await request.form(max_files=1, max_fields=1000)
-    except Exception as exc:  # the multipart parser's errors have no common type
-        raise LtError(f"Invalid request: not a valid form ({exc})") from None
-    found: dict[str, list[Any]] = {}
-    for key, value in form.multi_items():
-        found.setdefault(key, []).append(value)
-    return found, form
-
-
-def _json_body(raw: bytes) -> dict[str, list[Any]]:
-    if not raw.strip():
-        return {}
-    try:
-        data = json.loads(raw)
-    except ValueError:
-        raise LtError("Invalid request: the body is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise LtError("Invalid request: the JSON body must be an object")
-    return {str(key): [value] for key, value in data.items()}
 
 
 def tenant_of(request: Request, params: LtParams) -> str | None:

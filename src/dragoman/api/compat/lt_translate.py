@@ -117,12 +117,19 @@ async def file_pair(service: ApiParts, source: str, target: str, name: str, data
 
 
 async def translate(
-    service: ApiParts, source: str, target: str, texts: Sequence[str], *, html: bool
+    service: ApiParts,
+    source: str,
+    target: str,
+    texts: Sequence[str],
+    *,
+    html: bool,
+    segmentation: bool = True,
 ) -> Outcome:
-    """Each text translated; with ``source == "auto"``, each from its detected language."""
+    """Each text translated; with ``source == "auto"``, each from its detected language.
+    ``segmentation`` (HTML only) splits each block into sentences before translating it."""
     if source.lower() != "auto":
         pair = pair_of(service, source, target)
-        return Outcome(await _translate(service, pair, texts, html=html), None)
+        return Outcome(await _translate(service, pair, texts, html, segmentation), None)
     tgt, candidates = auto_pair(service, target)
     detected = await detect_sources(texts, candidates, html=html)
     groups: dict[str, list[int]] = {}
@@ -131,7 +138,7 @@ async def translate(
     results: list[str] = list(texts)
     outs = await asyncio.gather(
         *(
-            _translate(service, Pair(src, tgt), [texts[i] for i in where], html=html)
+            _translate(service, Pair(src, tgt), [texts[i] for i in where], html, segmentation)
             for src, where in groups.items()
         )
     )
@@ -142,19 +149,26 @@ async def translate(
 
 
 async def _translate(
-    service: ApiParts, pair: Pair, texts: Sequence[str], *, html: bool
+    service: ApiParts, pair: Pair, texts: Sequence[str], html: bool, segmentation: bool
 ) -> list[str]:
     if not html:
         return await service.translator.translate(pair.source, pair.target, texts)
-    return await _translate_html(service, pair, texts)
+    return await _translate_html(service, pair, texts, segmentation)
 
 
-async def _translate_html(service: ApiParts, pair: Pair, texts: Sequence[str]) -> list[str]:
+async def _translate_html(
+    service: ApiParts, pair: Pair, texts: Sequence[str], segmentation: bool
+) -> list[str]:
     """Each text as a one-file HTML document: prepared, translated with its codes, rebuilt."""
     fmt = by_name("html")
     prepared = [
         await asyncio.to_thread(
-            prepare, fmt, t.encode(), filename="q.html", source_lang=pair.source, segmentation=True
+            prepare,
+            fmt,
+            t.encode(),
+            filename="q.html",
+            source_lang=pair.source,
+            segmentation=segmentation,
         )
         for t in texts
     ]

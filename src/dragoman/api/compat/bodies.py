@@ -1,0 +1,54 @@
+"""How the compatibility routes read their parameters: the query string, then the body over
+it (JSON object, urlencoded or multipart form), every value as a list, since clients repeat
+fields (``q=a&q=b``, ``text=a&text=b``). Each facade turns a refusal into its own error."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import Request
+from starlette.datastructures import FormData
+
+Refuse = Callable[[str], Exception]
+
+
+async def read_values(
+    request: Request, refuse: Refuse
+) -> tuple[dict[str, list[Any]], FormData | None]:
+    """The request's parameters and its form (to close once read), or ``refuse(message)``."""
+    values: dict[str, list[Any]] = {}
+    for key, value in request.query_params.multi_items():
+        values.setdefault(key, []).append(value)
+    body, form = await _body(request, refuse)
+    values.update(body)  # the body wins over the query string, as in Flask
+    return values, form
+
+
+async def _body(request: Request, refuse: Refuse) -> tuple[dict[str, list[Any]], FormData | None]:
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind == "application/json":
+        return _json_body(await request.body(), refuse), None
+    if kind not in ("application/x-www-form-urlencoded", "multipart/form-data"):
+        return {}, None
+    try:
+        form = await request.form(max_files=1, max_fields=1000)
+    except Exception as exc:  # the multipart parser's errors have no common type
+        raise refuse(f"Invalid request: not a valid form ({exc})") from None
+    found: dict[str, list[Any]] = {}
+    for key, value in form.multi_items():
+        found.setdefault(key, []).append(value)
+    return found, form
+
+
+def _json_body(raw: bytes, refuse: Refuse) -> dict[str, list[Any]]:
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        raise refuse("Invalid request: the body is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise refuse("Invalid request: the JSON body must be an object")
+    return {str(key): [value] for key, value in data.items()}

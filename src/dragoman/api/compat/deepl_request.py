@@ -1,0 +1,183 @@
+"""What a DeepL v2 request says, who sends it, and how a refusal is answered.
+
+DeepL's clients send their parameters as a form (``text=a&text=b``), as JSON (``"text":
+["a", "b"]``, booleans as ``true``), in the query string, or as multipart (documents); the
+official SDKs send a form body even with GET (``/v2/languages``). All of them are read into
+one ``DeepLParams``, the body over the query string. The key comes in
+``Authorization: DeepL-Auth-Key KEY`` (or ``Bearer KEY``, as DeepLX-aware clients send it),
+or in the legacy ``auth_key`` parameter.
+
+Refusals keep DeepL's shape, ``{"message": "..."}`` (what deepl-python puts in its
+exceptions), and DeepL's status codes: 400 bad input, 403 key, 404, 413 too large, 429 with
+Retry-After, 456 quota spent, 503 with Retry-After; FastAPI's error body is never sent.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.responses import JSONResponse
+from starlette.datastructures import FormData, UploadFile
+
+from dragoman.api.compat.bodies import read_values
+from dragoman.api.compat.lt_request import LtError
+from dragoman.errors import (
+    ClientError,
+    DragomanError,
+    NotFound,
+    PayloadTooLarge,
+    QuotaExceeded,
+    TooManyRequests,
+    TransientError,
+)
+
+log = logging.getLogger(__name__)
+
+QUOTA_EXCEEDED = 456  # DeepL's status for a spent character quota
+_TRUE, _FALSE = {"1", "true"}, {"0", "false"}
+
+
+class DeepLError(Exception):
+    """A refusal in DeepL's shape; 400 unless said otherwise."""
+
+    def __init__(self, message: str, status: int = 400, retry_after_s: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.retry_after_s = retry_after_s
+
+    def response(self) -> JSONResponse:
+        headers = None if self.retry_after_s is None else {"Retry-After": str(self.retry_after_s)}
+        return JSONResponse({"message": self.message}, status_code=self.status, headers=headers)
+
+
+def unsupported(name: str) -> DeepLError:
+    return DeepLError(f"Value for '{name}' not supported.")
+
+
+class DeepLParams:
+    """The request's values by name, each a list (repeated form fields, in order)."""
+
+    def __init__(self, values: dict[str, list[Any]], form: FormData | None = None) -> None:
+        self._values = values
+        self._form = form
+
+    async def close(self) -> None:
+        """Lets go of the uploaded file's spool."""
+        if self._form is not None:
+            await self._form.close()
+
+    def text(self, name: str) -> str | None:
+        found = self._values.get(name)
+        value = found[0] if found else None
+        if value is None:
+            return None
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, int | float):
+            return str(value)
+        if not isinstance(value, str):
+            raise unsupported(name)
+        return value
+
+    def required(self, name: str) -> str:
+        value = self.text(name)
+        if not value:
+            raise DeepLError(f"Parameter '{name}' not specified.")
+        return value
+
+    def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:
+        value = self.text(name)
+        if value is None:
+            return default
+        if value.lower() not in allowed:
+            raise unsupported(name)
+        return value.lower()
+
+    def flag(self, name: str, default: bool) -> bool:
+        """``1``/``0``, ``true``/``false`` (a JSON boolean too)."""
+        value = self.choice(name, (*_TRUE, *_FALSE), "1" if default else "0")
+        return value in _TRUE
+
+    def texts(self) -> list[str]:
+        """``text``: repeated fields or a JSON array, in order; at least one, all strings."""
+        found = self._values.get("text", [])
+        items = found[0] if len(found) == 1 and isinstance(found[0], list) else found
+        if not items:
+            raise DeepLError("Parameter 'text' not specified.")
+        if not all(isinstance(item, str) for item in items):
+            raise DeepLError("Parameter 'text' must be a string or a list of strings.")
+        return list(items)
+
+    def tags(self, name: str) -> list[str]:
+        """A list of tag names: a JSON array, repeated fields or comma-separated."""
+        found = self._values.get(name, [])
+        items = found[0] if len(found) == 1 and isinstance(found[0], list) else found
+        if not all(isinstance(item, str) for item in items):
+            raise unsupported(name)
+        return [tag.strip() for item in items for tag in item.split(",") if tag.strip()]
+
+    def file(self, name: str) -> UploadFile:
+        found = self._values.get(name)
+        value = found[0] if found else None
+        if not isinstance(value, UploadFile):
+            raise DeepLError("Invalid file data.")
+        return value
+
+
+async def read_params(request: Request) -> DeepLParams:
+    """The query string, then the body over it (JSON, urlencoded or multipart form)."""
+    values, form = await read_values(request, DeepLError)
+    return DeepLParams(values, form)
+
+
+def tenant_of(request: Request, params: DeepLParams) -> str | None:
+    """The tenant of the caller's key; None when no keys are configured (any key, or none,
+    is accepted then). A missing or unknown key is DeepL's 403."""
+    keys: dict[str, str] = request.app.state.tenants_by_key
+    if not keys:
+        return None
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() in ("deepl-auth-key", "bearer"):
+        key = token.strip()
+    else:
+        key = params.text("auth_key") or ""
+    tenant = keys.get(key)
+    if tenant is None:
+        raise DeepLError("Authorization failure: the auth key is missing or not valid", 403)
+    return tenant
+
+
+async def answer(work: Awaitable[Any]) -> Response:
+    """The route's result as JSON (a ``Response`` as it is), or its refusal in DeepL's shape."""
+    try:
+        result = await work
+    except DeepLError as exc:
+        return exc.response()
+    except Exception as exc:  # every other error is mapped once, here
+        return refusal(exc).response()
+    return result if isinstance(result, Response) else JSONResponse(result)
+
+
+def refusal(exc: Exception) -> DeepLError:
+    """dragoman's errors (and the LibreTranslate helpers' ones) with DeepL's status codes."""
+    if isinstance(exc, LtError):
+        return DeepLError(exc.message, exc.status)
+    if isinstance(exc, TooManyRequests):
+        status = QUOTA_EXCEEDED if isinstance(exc, QuotaExceeded) else 429
+        return DeepLError(exc.message, status, exc.retry_after_s)
+    if isinstance(exc, ClientError):
+        status = (
+            404 if isinstance(exc, NotFound) else 413 if isinstance(exc, PayloadTooLarge) else 400
+        )
+        return DeepLError(exc.message, status)
+    if isinstance(exc, TransientError):
+        return DeepLError(exc.message, 503, exc.retry_after_s)
+    if isinstance(exc, DragomanError):
+        log.error("request failed: %s", exc.message)
+        return DeepLError(exc.message, 500)
+    log.exception("unexpected error", exc_info=exc)
+    return DeepLError("Internal error; see the server log", 500)

@@ -1,0 +1,124 @@
+"""The work of ``/v2/translate``: DeepL's options read and checked, the texts translated.
+
+Plain texts go through ``service.translator`` (``lt_translate.translate``), the batcher of
+``/v1/translate``, so they come back exactly as v1 gives them. ``tag_handling`` texts take
+the markup path (``deepl_tags``). Without ``source_lang`` each text is detected on its own,
+among the sources of the installed pairs into the target.
+
+What each option does here:
+
+- ``split_sentences``: ``0`` keeps each block of a tagged text whole; ``1`` and
+  ``nonewlines`` split it into sentences. A plain text is always given whole to the
+  engine, which reads sentences by itself.
+- ``preserve_formatting``, ``outline_detection``, ``non_splitting_tags``, ``context``,
+  ``model_type``, ``show_billed_characters``: checked and accepted; dragoman's engines
+  never correct formatting and take no context (every text is translated as if alone),
+  every tag is non-splitting unless named in ``splitting_tags``, and ``billed_characters``
+  is always answered (deepl-python needs it).
+- ``formality``: ``default``, ``prefer_more`` and ``prefer_less`` are accepted and change
+  nothing; ``more`` and ``less`` are DeepL's 400 for a language without formality (none
+  has one here).
+- ``glossary_id``: DeepL's 400 without ``source_lang``, else a 404: no glossary exists yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dragoman.api.compat.deepl_request import DeepLError, DeepLParams
+from dragoman.api.compat.deepl_tags import (
+    Rewritten,
+    mark_ignored,
+    restore_xml,
+    rewrite_xml,
+    unmark_ignored,
+)
+from dragoman.api.compat.lt_translate import translate
+from dragoman.api.deps import ApiParts
+
+_FORMALITIES = ("default", "prefer_more", "prefer_less", "more", "less")
+
+
+@dataclass(frozen=True, slots=True)
+class TextOptions:
+    tag_handling: str | None  # "html", "xml" or None (plain text)
+    split: bool  # a tagged text's blocks split into sentences
+    ignore: tuple[str, ...] = ()
+    splitting: tuple[str, ...] = ()
+
+
+def text_options(params: DeepLParams) -> TextOptions:
+    """The options of a ``/v2/translate`` request, each checked as DeepL checks it."""
+    split = params.choice("split_sentences", ("0", "1", "nonewlines"), "1")
+    tag_handling = params.choice("tag_handling", ("html", "xml", ""), "") or None
+    for name in ("preserve_formatting", "outline_detection", "show_billed_characters"):
+        params.flag(name, default=False)
+    for name in ("context", "model_type", "tag_handling_version"):
+        params.text(name)
+    params.tags("non_splitting_tags")
+    return TextOptions(
+        tag_handling=tag_handling,
+        split=split != "0",
+        ignore=tuple(params.tags("ignore_tags")),
+        splitting=tuple(params.tags("splitting_tags")),
+    )
+
+
+def check_formality(params: DeepLParams) -> None:
+    if params.choice("formality", _FORMALITIES, "default") in ("more", "less"):
+        raise DeepLError("'formality' is not supported for given 'target_lang'.")
+
+
+def check_glossary(params: DeepLParams, source: str | None) -> None:
+    """No glossary exists yet: naming one is refused as DeepL refuses an unknown one."""
+    given = params.text("glossary_id") or params.tags("glossary_ids")
+    if not given:
+        return
+    if source is None:
+        raise DeepLError("Use of a glossary requires the source_lang parameter to be specified")
+    raise DeepLError("Glossary not found", 404)
+
+
+def characters(texts: Sequence[str]) -> int:
+    """What a request is charged and billed: its texts' code points, tags included."""
+    return sum(len(text) for text in texts)
+
+
+async def translate_texts(
+    service: ApiParts,
+    texts: Sequence[str],
+    source: str | None,
+    target: str,
+    options: TextOptions,
+) -> tuple[list[str], list[str]]:
+    """Each text's translation and source language (given, or detected), in order. A text
+    whose source is its target comes back as it is, as DeepL gives it."""
+    if source == target:
+        return list(texts), [target] * len(texts)
+    html = options.tag_handling is not None
+    rewritten: list[Rewritten] = []
+    if options.tag_handling == "xml":
+        rewritten = [
+            rewrite_xml(t, ignore=options.ignore, splitting=options.splitting) for t in texts
+        ]
+        sent = [r.html for r in rewritten]
+    else:
+        sent = [mark_ignored(t, options.ignore) if html else t for t in texts]
+    outcome = await translate(
+        service, source or "auto", target, sent, html=html, segmentation=options.split
+    )
+    if source is None and outcome.detected is not None:
+        detected = [found.language for found in outcome.detected]
+    else:
+        detected = [source or target] * len(texts)
+    if not rewritten:
+        return [unmark_ignored(t) if html else t for t in outcome.texts], detected
+    results = []
+    for text, out, how, language in zip(texts, outcome.texts, rewritten, detected, strict=True):
+        restored = restore_xml(out, how)
+        if restored is None:  # the markers did not pair up: the text as HTML, unrewritten
+            again = await translate(service, language, target, [text], html=True)
+            restored = again.texts[0]
+        results.append(restored)
+    return results, detected

@@ -1,0 +1,145 @@
+"""Notifications of jobs' ends: ``Deliveries`` on the store's database.
+
+A job is turned into its delivery once: the ``jobs.notified`` flag is set in the same
+transaction as the delivery row is inserted, guarded by its old value, so two notifiers (a
+watchdog losing its lease and the one taking over) cannot both create one. Attempts are
+fenced by their number the same way.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import false, insert, select, update
+
+from dragoman.models import Delivery, DeliveryStatus, Job
+from dragoman.store.database import Database
+from dragoman.store.rows import FINISHED_VALUES, aware, to_job
+from dragoman.store.tables import jobs, webhook_deliveries
+
+_PENDING = webhook_deliveries.c.status == DeliveryStatus.PENDING.value
+
+
+def _at(value: datetime) -> datetime:
+    """A NOT NULL time column (SQLite gives it back without its zone)."""
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+def _to_delivery(row: Any) -> Delivery:
+    return Delivery(
+        id=row.id,
+        job_id=row.job_id,
+        tenant=row.tenant,
+        url=row.url,
+        event=row.event,
+        payload=row.payload,
+        next_attempt_at=_at(row.next_attempt_at),
+        status=DeliveryStatus(row.status),
+        attempts=row.attempts,
+        created_at=_at(row.created_at),
+        last_status=row.last_status,
+        last_error=row.last_error,
+        delivered_at=aware(row.delivered_at),
+    )
+
+
+def _delivery_row(delivery: Delivery) -> dict[str, Any]:
+    return {
+        "id": delivery.id,
+        "job_id": delivery.job_id,
+        "tenant": delivery.tenant,
+        "url": delivery.url,
+        "event": delivery.event,
+        "payload": delivery.payload,
+        "status": delivery.status.value,
+        "attempts": delivery.attempts,
+        "next_attempt_at": delivery.next_attempt_at,
+        "last_status": delivery.last_status,
+        "last_error": delivery.last_error,
+        "created_at": delivery.created_at,
+        "delivered_at": delivery.delivered_at,
+    }
+
+
+class SqlDeliveries:
+    _db: Database
+
+    async def unnotified(self, limit: int) -> list[Job]:
+        query = (
+            select(jobs)
+            .where(
+                jobs.c.parent_id.is_(None),
+                jobs.c.callback_url.is_not(None),
+                jobs.c.notified == false(),
+                jobs.c.status.in_(FINISHED_VALUES),
+            )
+            .order_by(jobs.c.finished_at, jobs.c.seq)
+            .limit(limit)
+        )
+        async with self._db.read() as conn:
+            return [to_job(row) for row in await conn.execute(query)]
+
+    async def add_delivery(self, delivery: Delivery) -> bool:
+        async with self._db.tx() as conn:
+            marked = await conn.execute(
+                update(jobs)
+                .where(jobs.c.id == delivery.job_id, jobs.c.notified == false())
+                .values(notified=True)
+            )
+            if marked.rowcount != 1:
+                return False
+            await conn.execute(insert(webhook_deliveries).values(**_delivery_row(delivery)))
+        return True
+
+    async def due_deliveries(self, now: datetime, limit: int) -> list[Delivery]:
+        query = (
+            select(webhook_deliveries)
+            .where(_PENDING, webhook_deliveries.c.next_attempt_at <= now)
+            .order_by(webhook_deliveries.c.next_attempt_at, webhook_deliveries.c.id)
+            .limit(limit)
+        )
+        async with self._db.read() as conn:
+            return [_to_delivery(row) for row in await conn.execute(query)]
+
+    async def record_attempt(
+        self,
+        delivery_id: str,
+        attempt: int,
+        status: DeliveryStatus,
+        *,
+        next_attempt_at: datetime | None,
+        last_status: int | None,
+        last_error: str | None,
+        now: datetime,
+    ) -> bool:
+        values: dict[str, Any] = {
+            "status": status.value,
+            "attempts": attempt,
+            "last_status": last_status,
+            "last_error": last_error,
+        }
+        if next_attempt_at is not None:
+            values["next_attempt_at"] = next_attempt_at
+        if status is DeliveryStatus.DELIVERED:
+            values["delivered_at"] = now
+        async with self._db.tx() as conn:
+            result = await conn.execute(
+                update(webhook_deliveries)
+                .where(
+                    webhook_deliveries.c.id == delivery_id,
+                    webhook_deliveries.c.attempts == attempt - 1,
+                    _PENDING,
+                )
+                .values(**values)
+            )
+        return bool(result.rowcount == 1)
+
+    async def deliveries(self, job_id: str) -> list[Delivery]:
+        query = (
+            select(webhook_deliveries)
+            .where(webhook_deliveries.c.job_id == job_id)
+            .order_by(webhook_deliveries.c.created_at, webhook_deliveries.c.id)
+        )
+        async with self._db.read() as conn:
+            return [_to_delivery(row) for row in await conn.execute(query)]

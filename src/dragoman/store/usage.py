@@ -1,0 +1,48 @@
+"""Characters and requests per tenant and period: ``UsageLedger`` on the store's database.
+
+Increments are added with one upsert per row, so API processes that flush at the same time
+add up rather than overwrite each other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from dragoman.models import Usage
+from dragoman.store.database import Database
+from dragoman.store.tables import usage
+
+
+class SqlUsage:
+    _db: Database
+
+    async def add_usage(self, increments: Sequence[tuple[str, str, int, int]]) -> None:
+        if not increments:
+            return
+        async with self._db.tx() as conn:
+            insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+            for tenant, period, characters, requests in increments:
+                statement = insert(usage).values(
+                    tenant=tenant, period=period, characters=characters, requests=requests
+                )
+                await conn.execute(
+                    statement.on_conflict_do_update(
+                        index_elements=[usage.c.tenant, usage.c.period],
+                        set_={
+                            "characters": usage.c.characters + statement.excluded.characters,
+                            "requests": usage.c.requests + statement.excluded.requests,
+                        },
+                    )
+                )
+
+    async def get_usage(self, tenant: str, period: str) -> Usage:
+        query = select(usage.c.characters, usage.c.requests).where(
+            usage.c.tenant == tenant, usage.c.period == period
+        )
+        async with self._db.read() as conn:
+            row = (await conn.execute(query)).first()
+        return Usage(row.characters, row.requests) if row else Usage()

@@ -1,0 +1,2 @@
+"""Signed notifications of jobs' ends (Standard Webhooks), kept in the store until
+delivered."""
