@@ -215,10 +215,16 @@ class BatchWorker:
         finally:
             # Both tasks end here, not in the background: a translation cut short must hand
             # its pipeline back before the engine is closed or the next job starts.
+            # A shutdown that lands during this wait must not be swallowed (the worker would
+            # then wait for its next message forever): wait for both, then stop as asked.
             work.cancel()
             beats.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.gather(work, beats, return_exceptions=True)
+            both = asyncio.gather(work, beats, return_exceptions=True)
+            try:
+                await asyncio.shield(both)
+            except asyncio.CancelledError:
+                await both
+                raise
 
     @staticmethod
     def _failure(unit: _Unit, exc: Exception, alone: bool) -> Done:
