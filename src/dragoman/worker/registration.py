@@ -17,6 +17,8 @@ from dragoman.store import WorkerRegistry
 
 log = logging.getLogger(__name__)
 
+FORGET_TIMEOUT_S = 5.0
+
 
 class Registered(Protocol):
     """What the registry says of a worker."""
@@ -71,5 +73,12 @@ class Registration:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         self._task = None
-        with contextlib.suppress(TransientError):
-            await self._store.forget_worker(self._worker.name)
+        # Bounded: the row expires after the registry's TTL anyway, and a stop must not wait
+        # on a store that does not answer.
+        try:
+            async with asyncio.timeout(FORGET_TIMEOUT_S):
+                await self._store.forget_worker(self._worker.name)
+        except (TransientError, TimeoutError) as exc:
+            log.warning(
+                "worker %s left in the registry until it expires: %r", self._worker.name, exc
+            )
