@@ -13,9 +13,10 @@ the sources of the installed pairs into the target.
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -119,3 +120,23 @@ def best(texts: Sequence[str], languages: Collection[str]) -> list[Detection]:
 def sample(segments: Sequence[str]) -> str:
     """What detection reads of a document: its first segments, up to ``SAMPLE_CHARS``."""
     return " ".join(segments[:SAMPLE_SEGMENTS])[:SAMPLE_CHARS]
+
+
+async def per_language(
+    texts: Sequence[str],
+    found: Sequence[Detection],
+    translate: Callable[[str, list[str]], Awaitable[list[str]]],
+) -> list[str]:
+    """Each text translated from its detected language: ``translate(language, texts)`` once
+    per language, all at once, the answers in the texts' order."""
+    groups: dict[str, list[int]] = {}
+    for i, detection in enumerate(found):
+        groups.setdefault(detection.language, []).append(i)
+    outs = await asyncio.gather(
+        *(translate(language, [texts[i] for i in where]) for language, where in groups.items())
+    )
+    results = list(texts)
+    for where, out in zip(groups.values(), outs, strict=True):
+        for i, text in zip(where, out, strict=True):
+            results[i] = text
+    return results

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from fastapi import APIRouter
 
 from dragoman.api.deps import Service, Tenant
@@ -16,7 +14,7 @@ from dragoman.api.schemas import (
     TranslateOut,
     UsageOut,
 )
-from dragoman.detection import AUTO
+from dragoman.detection import AUTO, per_language
 from dragoman.languages import canonical
 
 router = APIRouter(prefix="/v1", tags=["translate"])
@@ -41,24 +39,15 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
         return TranslateOut(translations=out)
     target = canonical(body.target_lang)
     found = await service.manager.detect(target, body.segments, body.engine)
-    groups: dict[str, list[int]] = {}
-    for i, detection in enumerate(found):
-        groups.setdefault(detection.language, []).append(i)
     checked = {
-        source: translator.check(source, target, [body.segments[i] for i in where], body.engine)
-        for source, where in groups.items()
+        d.language: translator.check(d.language, target, body.segments, body.engine) for d in found
     }
     await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
-    outs = await asyncio.gather(
-        *(
-            translator.batcher.translate(*checked[source], [body.segments[i] for i in where])
-            for source, where in groups.items()
-        )
+    translations = await per_language(
+        body.segments,
+        found,
+        lambda source, mine: translator.batcher.translate(*checked[source], mine),
     )
-    translations = list(body.segments)
-    for where, out in zip(groups.values(), outs, strict=True):
-        for i, text in zip(where, out, strict=True):
-            translations[i] = text
     return TranslateOut(
         translations=translations,
         detected_languages=[

@@ -14,6 +14,19 @@ from starlette.datastructures import FormData
 Refuse = Callable[[str], Exception]
 
 
+class Params:
+    """The request's values by name, each a list (repeated fields, in order), and the form
+    they came from, whose uploaded files ``close`` lets go of."""
+
+    def __init__(self, values: dict[str, list[Any]], form: FormData | None = None) -> None:
+        self._values = values
+        self._form = form
+
+    async def close(self) -> None:
+        if self._form is not None:
+            await self._form.close()
+
+
 async def read_values(
     request: Request, refuse: Refuse
 ) -> tuple[dict[str, list[Any]], FormData | None]:

@@ -20,9 +20,9 @@ from typing import Any
 
 from fastapi import Request, Response
 from fastapi.responses import JSONResponse
-from starlette.datastructures import FormData, UploadFile
+from starlette.datastructures import UploadFile
 
-from dragoman.api.compat.bodies import read_values
+from dragoman.api.compat.bodies import Params, read_values
 from dragoman.api.compat.lt_request import LtError
 from dragoman.errors import (
     ClientError,
@@ -58,17 +58,8 @@ def unsupported(name: str) -> DeepLError:
     return DeepLError(f"Value for '{name}' not supported.")
 
 
-class DeepLParams:
+class DeepLParams(Params):
     """The request's values by name, each a list (repeated form fields, in order)."""
-
-    def __init__(self, values: dict[str, list[Any]], form: FormData | None = None) -> None:
-        self._values = values
-        self._form = form
-
-    async def close(self) -> None:
-        """Lets go of the uploaded file's spool."""
-        if self._form is not None:
-            await self._form.close()
 
     def text(self, name: str) -> str | None:
         found = self._values.get(name)

@@ -13,9 +13,9 @@ from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse
-from starlette.datastructures import FormData, UploadFile
+from starlette.datastructures import UploadFile
 
-from dragoman.api.compat.bodies import read_values
+from dragoman.api.compat.bodies import Params, read_values
 
 
 class LtError(Exception):
@@ -30,17 +30,8 @@ class LtError(Exception):
         return JSONResponse({"error": self.message}, status_code=self.status)
 
 
-class LtParams:
+class LtParams(Params):
     """The request's values by name; a JSON body keeps its types (``q`` may be a list)."""
-
-    def __init__(self, values: dict[str, list[Any]], form: FormData | None = None) -> None:
-        self._values = values
-        self._form = form
-
-    async def close(self) -> None:
-        """Lets go of the uploaded files' spools."""
-        if self._form is not None:
-            await self._form.close()
 
     def one(self, name: str) -> Any:
         found = self._values.get(name)

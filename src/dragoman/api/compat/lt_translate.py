@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from dragoman.api.compat.lt_request import LtError
 from dragoman.api.deps import ApiParts
-from dragoman.detection import Detection, detect
+from dragoman.detection import Detection, detect, per_language
 from dragoman.errors import InvalidRequest
 from dragoman.formats import by_name, for_file, prepare, rebuild
 from dragoman.languages import canonical
@@ -132,19 +132,11 @@ async def translate(
         return Outcome(await _translate(service, pair, texts, html, segmentation), None)
     tgt, candidates = auto_pair(service, target)
     detected = await detect_sources(texts, candidates, html=html)
-    groups: dict[str, list[int]] = {}
-    for i, found in enumerate(detected):
-        groups.setdefault(found.language, []).append(i)
-    results: list[str] = list(texts)
-    outs = await asyncio.gather(
-        *(
-            _translate(service, Pair(src, tgt), [texts[i] for i in where], html, segmentation)
-            for src, where in groups.items()
-        )
+    results = await per_language(
+        texts,
+        detected,
+        lambda src, mine: _translate(service, Pair(src, tgt), mine, html, segmentation),
     )
-    for where, out in zip(groups.values(), outs, strict=True):
-        for i, text in zip(where, out, strict=True):
-            results[i] = text
     return Outcome(results, detected)
 
 
