@@ -10,6 +10,7 @@ cycle.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -27,6 +28,25 @@ from dragoman.models import (
     Usage,
     WorkerInfo,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkWrite:
+    """One job's translations from one engine chunk, written under its attempt."""
+
+    job_id: str
+    attempt: int
+    results: Sequence[tuple[int, str]]  # (position, translation)
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How one attempt of a job ends."""
+
+    job_id: str
+    attempt: int
+    status: JobStatus
+    error: JobError | None = None
 
 
 class Jobs(Protocol):
@@ -60,6 +80,10 @@ class Jobs(Protocol):
     async def sources(self, job_id: str) -> list[tuple[int, str]]:
         """``(position, text)`` of the segments still without a translation, in order; for a
         shard, those of its range of the parent's segments."""
+        ...
+
+    async def sources_many(self, job_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        """``sources`` of each job, in one read."""
         ...
 
     async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
@@ -115,6 +139,33 @@ class Jobs(Protocol):
         the parent succeeds with its last shard; one shard failing (or cancelled) ends the
         parent the same way, its error prefixed ``shard i/n: ``, and cancels the unfinished
         siblings."""
+        ...
+
+    async def mark_submitted_many(self, job_ids: Sequence[str], now: datetime) -> list[Job]:
+        """``mark_submitted`` of each job, in one transaction: the jobs submitted, in the order
+        given (those no longer queued are left out)."""
+        ...
+
+    async def claim_many(self, attempts: Sequence[tuple[str, int]], now: datetime) -> list[Job]:
+        """``claim`` of each ``(job_id, attempt)``, in one transaction: the jobs claimed, as
+        they are now (``running``), in the order given."""
+        ...
+
+    async def heartbeat_many(
+        self, attempts: Sequence[tuple[str, int]], now: datetime
+    ) -> dict[str, JobStatus | None]:
+        """``heartbeat`` of each ``(job_id, attempt)``, in one transaction: each job's answer."""
+        ...
+
+    async def write_chunk(self, writes: Sequence[ChunkWrite], now: datetime) -> set[str]:
+        """``write_results`` of several jobs (one write each), in one transaction, each fenced
+        by its own attempt: the ids of the jobs written. A stale attempt's rows are refused
+        and its batch mates' written."""
+        ...
+
+    async def finish_many(self, ends: Sequence[Ending], now: datetime) -> set[str]:
+        """``finish`` of each attempt, in one transaction: the ids of the jobs that ended (a
+        stale attempt's is left out)."""
         ...
 
     async def requeue(self, job_id: str, attempt: int, now: datetime) -> bool:
