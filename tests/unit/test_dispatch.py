@@ -21,6 +21,7 @@ from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
 from dragoman.store.sql import SqlJobStore
 from dragoman.watchdog import Watchdog
+from dragoman.worker.chunks import translate_chunk
 from tests.conftest import FakeClock, ScriptedEngine, wait_until
 
 PAIR = Pair("en", "es")
@@ -273,3 +274,37 @@ async def test_republished_work_goes_to_the_pool_queue_and_is_not_counted_as_rou
     assert bus.depth(work_queue(Pool.CPU)) == 1
     assert bus.depth(worker_queue("warm")) == 0
     assert watchdog.hit_ratio(Pool.CPU) is None
+
+
+async def test_a_text_repeated_in_a_batch_is_translated_once_for_every_job(
+    make_service: Any,
+) -> None:
+    engine = ScriptedEngine()
+    service = await make_service(engine, batch_jobs=8)
+    engine.release.clear()
+    blocker = await submit(service, "first")
+    await wait_until(lambda: _true(len(engine.calls) == 1))
+    mates = [
+        await submit(service, "Save the file.", f"line {i}", "Save the file.") for i in range(3)
+    ]
+    engine.release.set()
+    statuses = await settle(service, blocker, *mates)
+    assert set(statuses.values()) == {JobStatus.SUCCEEDED}
+    assert sorted(engine.calls[1]) == ["Save the file.", "line 0", "line 1", "line 2"]
+    for i, job_id in enumerate(mates):
+        assert await service.store.results(job_id) == [
+            ("d", ["SAVE THE FILE.", f"LINE {i}", "SAVE THE FILE."])
+        ]
+        job = await service.store.get(job_id)
+        assert job is not None and job.segments_done == 3
+
+
+async def test_text_with_inline_codes_and_plain_text_are_translated_apart() -> None:
+    engine = ScriptedEngine()
+
+    out = await translate_chunk(
+        Engines([engine]), "scripted", PAIR, [(False, "x"), (True, "x"), (False, "x")]
+    )
+
+    assert out == ["X", "X", "X"]
+    assert sorted(engine.calls) == [["x"], ["x"]]
