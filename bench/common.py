@@ -33,7 +33,8 @@ from dragoman.messages import WATCHDOG_QUEUE, work_queue
 from dragoman.models import Pool
 
 REPO = Path(__file__).resolve().parent.parent
-RESULTS_DIR = REPO / "bench" / "results"
+# Where results go; set DRAGOMAN_BENCH_RESULTS_DIR to keep trial runs out of the repository's.
+RESULTS_DIR = Path(os.environ.get("DRAGOMAN_BENCH_RESULTS_DIR") or REPO / "bench" / "results")
 SEED = 20_240_611
 APERTIUM_MODE = "eng-spa"
 READY_TIMEOUT_S = 90.0
