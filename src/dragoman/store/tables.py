@@ -17,6 +17,7 @@ from sqlalchemy import (
     Text,
     false,
     text,
+    true,
 )
 
 metadata = MetaData()
@@ -56,6 +57,9 @@ jobs = Table(
     # True once the end of a job with a callback_url has its delivery row.
     Column("notified", Boolean, nullable=False, default=False, server_default=false()),
     Column("document_key", String(64)),
+    Column("memories", Text),  # JSON list of memory names; null: none
+    Column("glossary_id", String(64)),
+    Column("use_cache", Boolean, nullable=False, default=True, server_default=true()),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),
@@ -84,6 +88,7 @@ segments = Table(
     Column("position", Integer, primary_key=True),
     Column("source", Text, nullable=False),
     Column("target", Text),
+    Column("origin", String(8)),  # ``Origin`` of the target; null until translated
 )
 
 leases = Table(
