@@ -28,7 +28,9 @@ BROKEN: dict[str, tuple[bytes, str]] = {
     "not tmx": (b"<xliff version='1.2'><file/></xliff>", "not a TMX file"),
     "wrong version": (tmx(tu(("en", "a"), ("es", "b")), version="2.0"), "TMX version '2.0'"),
     "no version": (
-        b"<tmx><header srclang='en'/><body>" + tu(("en", "a"), ("es", "b")).encode() + b"</body></tmx>",
+        b"<tmx><header srclang='en'/><body>"
+        + tu(("en", "a"), ("es", "b")).encode()
+        + b"</body></tmx>",
         "no version",
     ),
     "no body": (b"<tmx version='1.4'><header srclang='en'/></tmx>", "no <body>"),
@@ -37,8 +39,14 @@ BROKEN: dict[str, tuple[bytes, str]] = {
     "empty body": (tmx(""), "has no <tu>"),
     "one language": (tmx(tu(("en-US", "Hello"), ("en-GB", "Hello"))), "fewer than two languages"),
     "no source variant": (tmx(tu(("fr", "Bonjour"), ("es", "Hola"))), "no variant in the source"),
-    "tuv without lang": (tmx("<tu><tuv><seg>a</seg></tuv><tuv xml:lang='es'><seg>b</seg></tuv></tu>"), "no xml:lang"),
-    "tuv without seg": (tmx("<tu><tuv xml:lang='en'/><tuv xml:lang='es'><seg>b</seg></tuv></tu>"), "no <seg>"),
+    "tuv without lang": (
+        tmx("<tu><tuv><seg>a</seg></tuv><tuv xml:lang='es'><seg>b</seg></tuv></tu>"),
+        "no xml:lang",
+    ),
+    "tuv without seg": (
+        tmx("<tu><tuv xml:lang='en'/><tuv xml:lang='es'><seg>b</seg></tuv></tu>"),
+        "no <seg>",
+    ),
     "bad language": (tmx(tu(("en", "a"), ("12", "b"))), "'12' is not a language"),
     "unknown inline": (tmx(tu(("en", "a <b>bold</b>"), ("es", "b"))), "<b> is not a TMX inline"),
     "entities": (
