@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
-from typing import Annotated
 
-from fastapi import APIRouter, File, Form, Path, Response, UploadFile
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
+from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
-from dragoman.api.schemas import ErrorOut, MemoryName
+from dragoman.api.schemas import MEMORY_NAME_PATTERN, ErrorOut
 from dragoman.errors import InvalidRequest, PayloadTooLarge
 from dragoman.models import MemoryInfo
 
@@ -49,21 +50,48 @@ class MemoryList(BaseModel):
     memories: list[MemoryOut]
 
 
+_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["name", "file"],
+                    "properties": {
+                        "name": {"type": "string", "pattern": MEMORY_NAME_PATTERN},
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "A TMX 1.4 file",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
+
+
 @router.post(
     "",
     status_code=201,
     response_model=MemoryCreated,
     responses=error_responses(401, 413, 422, 503),
+    openapi_extra=_BODY,
 )
-async def import_memory(
-    service: Service,
-    tenant: Tenant,
-    name: Annotated[MemoryName, Form()],
-    file: Annotated[UploadFile, File(description="A TMX 1.4 file")],
-) -> MemoryCreated:
+async def import_memory(request: Request, service: Service, tenant: Tenant) -> MemoryCreated:
     """Imports a TMX 1.4 file as the memory ``name``; a memory of that name is replaced."""
-    limit = service.settings.max_file_bytes
-    data = await file.read(limit + 1)
+    try:
+        form = await request.form(max_files=1, max_fields=4, max_part_size=2**20)
+    except Exception as exc:  # the multipart parser's errors have no common type
+        raise InvalidRequest(f"body: not a valid multipart form ({exc})") from None
+    try:
+        name, file = _fields(form)
+        limit = service.settings.max_file_bytes
+        data = await file.read(limit + 1)
+    finally:
+        await form.close()
     filename = file.filename or "memory.tmx"
     if len(data) > limit:
         raise PayloadTooLarge(
@@ -73,6 +101,22 @@ async def import_memory(
         raise InvalidRequest(f"{filename}: the file is empty")
     info, replaced = await service.manager.memories.import_tmx(tenant, name, data, filename)
     return MemoryCreated(**MemoryOut.of(info).model_dump(), replaced=replaced)
+
+
+def _fields(form: FormData) -> tuple[str, UploadFile]:
+    unknown = sorted(set(form.keys()) - {"name", "file"})
+    if unknown:
+        raise InvalidRequest(f"unknown form fields: {', '.join(unknown)}")
+    names, files = form.getlist("name"), form.getlist("file")
+    if len(names) != 1 or not isinstance(names[0], str):
+        raise InvalidRequest("name: give the memory's name once, as a plain field")
+    if not re.fullmatch(MEMORY_NAME_PATTERN, names[0]):
+        raise InvalidRequest(
+            f"name: {names[0]!r} is not a memory name (letters, digits, '.', '_', '-')"
+        )
+    if len(files) != 1 or not isinstance(files[0], UploadFile):
+        raise InvalidRequest("file: send one TMX file as a part named 'file'")
+    return names[0], files[0]
 
 
 @router.get("", response_model=MemoryList, responses=error_responses(401, 503))
@@ -88,9 +132,7 @@ async def list_memories(service: Service, tenant: Tenant) -> MemoryList:
     response_class=Response,
     responses={**error_responses(401, 503), **_MISSING},
 )
-async def delete_memory(
-    service: Service, tenant: Tenant, name: Annotated[str, Path(max_length=128)]
-) -> Response:
+async def delete_memory(service: Service, tenant: Tenant, name: str) -> Response:
     """Deletes a memory; jobs already submitted keep what they took from it."""
     await service.manager.memories.delete(tenant, name)
     return Response(status_code=204)
