@@ -5,22 +5,31 @@ and a creation that takes what it finds."""
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from dragoman.models import Document, JobStatus, MemoryInfo, Origin
 from dragoman.reuse.keys import digest
-from dragoman.store import JobStore, MemoryEntry, Prefill
-from tests.contract.test_job_store import SHARDED_DOCS, T0, a_job, a_parent
+from dragoman.store import CacheWrite, JobStore, MemoryEntry, Prefill
+from tests.contract.test_job_store import SHARDED_DOCS, T0, a_job, a_parent, submitted
 
 K = [digest("key", str(i)) for i in range(10)]
 
 
+async def put(
+    store: JobStore, entries: list[tuple[bytes, str]], now: datetime = T0
+) -> dict[bytes, str]:
+    """``cache_put`` on behalf of the in-flight attempt 1 of job "w" (created if needed)."""
+    if await store.get("w") is None:
+        await submitted(store, "w")
+    return await store.cache_put([CacheWrite(k, t, "w", 1) for k, t in entries], now)
+
+
 async def test_the_first_stored_output_wins(store: JobStore) -> None:
-    assert await store.cache_put([(K[0], "first"), (K[1], "one")], T0) == {
+    assert await put(store, [(K[0], "first"), (K[1], "one")]) == {
         K[0]: "first",
         K[1]: "one",
     }
-    assert await store.cache_put([(K[0], "second"), (K[2], "two")], T0) == {
+    assert await put(store, [(K[0], "second"), (K[2], "two")], T0) == {
         K[0]: "first",
         K[2]: "two",
     }
@@ -32,13 +41,16 @@ async def test_the_first_stored_output_wins(store: JobStore) -> None:
 
 
 async def test_writers_racing_on_one_key_all_get_the_same_output(store: JobStore) -> None:
-    got = await asyncio.gather(*(store.cache_put([(K[5], f"w{i}")], T0) for i in range(8)))
+    await submitted(store, "w")
+    got = await asyncio.gather(
+        *(store.cache_put([CacheWrite(K[5], f"w{i}", "w", 1)], T0) for i in range(8))
+    )
     assert len({answer[K[5]] for answer in got}) == 1
 
 
 async def test_trimming_removes_the_least_recently_used_beyond_the_bound(store: JobStore) -> None:
     for i in range(6):
-        await store.cache_put([(K[i], f"t{i}")], T0 + timedelta(hours=i))
+        await put(store, [(K[i], f"t{i}")], T0 + timedelta(hours=i))
     # K[0] and K[1] are old, but a hit long after refreshes K[1]: it is kept.
     await store.cached([K[1]], T0 + timedelta(hours=10))
     assert await store.trim_cache(4) == 2
@@ -48,7 +60,7 @@ async def test_trimming_removes_the_least_recently_used_beyond_the_bound(store: 
 
 
 async def test_a_hit_within_the_hour_is_not_a_write(store: JobStore) -> None:
-    await store.cache_put([(K[0], "a"), (K[1], "b")], T0)
+    await put(store, [(K[0], "a"), (K[1], "b")], T0)
     await store.cached([K[0]], T0 + timedelta(minutes=59))  # not refreshed: too recent
     await store.cached([K[1]], T0 + timedelta(minutes=61))  # refreshed
     assert await store.trim_cache(1) == 1
@@ -81,7 +93,7 @@ async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobS
     await store.save_memory("", memory("first"), [entry(K[0], "one", "UNO")])
     await store.save_memory("", memory("second"), [entry(K[0], "one", "1"), entry(K[1], "", "2")])
     ids = await store.memory_ids("", ["first", "second"])
-    await store.cache_put([(K[5], "dos"), (K[6], "tres")], T0)
+    await put(store, [(K[5], "dos"), (K[6], "tres")], T0)
     lookups = Prefill(
         memory_ids=(ids["first"], ids["second"]),
         memory_keys={0: K[0], 1: K[1]},
@@ -98,7 +110,7 @@ async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobS
 
 
 async def test_a_job_found_whole_is_stored_succeeded_at_its_creation(store: JobStore) -> None:
-    await store.cache_put([(K[0], "uno"), (K[1], "dos")], T0)
+    await put(store, [(K[0], "uno"), (K[1], "dos")], T0)
     lookups = Prefill(cache_keys={0: K[0], 1: K[1]})
     job = a_job("j", segments=2)
     created = await store.create(job, [Document("a", ["one", "two"])], (), lookups)
@@ -116,7 +128,7 @@ async def test_a_job_found_whole_is_stored_succeeded_at_its_creation(store: JobS
 
 async def test_a_memory_target_that_does_not_fit_falls_back_to_the_cache(store: JobStore) -> None:
     await store.save_memory("", memory("m"), [entry(K[0], "one", "UNO")])
-    await store.cache_put([(K[1], "uno")], T0)
+    await put(store, [(K[1], "uno")], T0)
     ids = await store.memory_ids("", ["m"])
     lookups = Prefill((ids["m"],), {0: K[0]}, {0: K[1]}, fit=lambda _p, _t: None)
     await store.create(a_job("j", segments=1), [Document("a", ["one"])], (), lookups)
@@ -127,7 +139,7 @@ async def test_shards_found_whole_are_succeeded_and_the_parent_counts_them(
     store: JobStore,
 ) -> None:
     parent, shards = a_parent("p")
-    await store.cache_put([(K[i], f"t{i}") for i in (0, 1, 4)], T0)
+    await put(store, [(K[i], f"t{i}") for i in (0, 1, 4)], T0)
     lookups = Prefill(cache_keys={i: K[i] for i in range(6)})
     created = await store.create(parent, SHARDED_DOCS, shards, lookups)
     assert created == type(created)(found=3, finished=frozenset({"p.0"}))
@@ -148,7 +160,7 @@ async def test_shards_found_whole_are_succeeded_and_the_parent_counts_them(
 
 async def test_a_parent_whose_shards_are_all_found_is_succeeded(store: JobStore) -> None:
     parent, shards = a_parent("p")
-    await store.cache_put([(K[i], f"t{i}") for i in range(6)], T0)
+    await put(store, [(K[i], f"t{i}") for i in range(6)], T0)
     created = await store.create(
         parent, SHARDED_DOCS, shards, Prefill(cache_keys={i: K[i] for i in range(6)})
     )
@@ -158,7 +170,7 @@ async def test_a_parent_whose_shards_are_all_found_is_succeeded(store: JobStore)
 
 
 async def test_creations_with_and_without_lookups_share_a_group_commit(store: JobStore) -> None:
-    await store.cache_put([(K[0], "uno")], T0)
+    await put(store, [(K[0], "uno")], T0)
     plain, found = await asyncio.gather(
         store.create(a_job("plain", segments=1), [Document("a", ["one"])]),
         store.create(
@@ -171,7 +183,7 @@ async def test_creations_with_and_without_lookups_share_a_group_commit(store: Jo
 
 
 async def test_translations_pair_sources_with_targets_and_origins(store: JobStore) -> None:
-    await store.cache_put([(K[0], "uno")], T0)
+    await put(store, [(K[0], "uno")], T0)
     await store.create(
         a_job("j", segments=3),
         [Document("a", ["one", "two"]), Document("b", ["x"])],
@@ -182,3 +194,19 @@ async def test_translations_pair_sources_with_targets_and_origins(store: JobStor
         [("one", "uno", Origin.CACHE), ("two", None, None)],
         [("x", None, None)],
     ]
+
+
+async def test_only_in_flight_attempts_feed_the_cache(store: JobStore) -> None:
+    await submitted(store, "live")
+    await submitted(store, "gone")
+    await store.cancel("gone", T0)
+    stored = await store.cache_put(
+        [
+            CacheWrite(K[0], "live", "live", 1),
+            CacheWrite(K[1], "stale attempt", "live", 2),
+            CacheWrite(K[2], "cancelled", "gone", 1),
+            CacheWrite(K[3], "unknown", "nobody", 1),
+        ],
+        T0,
+    )
+    assert stored == {K[0]: "live"}

@@ -7,6 +7,7 @@ from typing import Any
 
 from dragoman.models import DeliveryStatus, Pair
 from dragoman.reuse.keys import cache_key
+from dragoman.store import CacheWrite
 from tests.api.helpers import finished, job_body
 from tests.conftest import ScriptedEngine, wait_until
 from tests.integration.test_webhooks import (  # noqa: F401  (fixtures)
@@ -114,8 +115,20 @@ async def test_the_first_stored_output_wins_over_a_later_writer(
         segment="race",
     )
     # Another worker stored its output first (a non-deterministic engine may differ).
-    await running.store.cache_put([(key, "EARLIER")], running.service.clock.now())
+    write = CacheWrite(key, "EARLIER", answer["id"], 1)
+    await running.store.cache_put([write], running.service.clock.now())
     scripted_engine.release.set()
     await finished(running.client, answer["id"])
     result = (await running.client.get(f"/v1/jobs/{answer['id']}/result")).json()
     assert result["documents"][0]["segments"] == ["EARLIER"]
+
+
+async def test_the_cleaners_trim_keeps_the_cache_under_its_bound(
+    make_service: Make,  # noqa: F811
+    scripted_engine: ScriptedEngine,
+) -> None:
+    running = await make_service(cache_max_segments=2)
+    await run(running, "a", "b", "c", "d")
+    assert await running.service.manager.reuse.trim() == 2
+    again = await run(running, "a", "b", "c", "d")
+    assert sorted(again["origins"]) == ["cache", "cache", "mt", "mt"]

@@ -24,7 +24,7 @@ from dragoman.models import Document, Job, Pair
 from dragoman.reuse.forms import JobSegment, fit, job_segment
 from dragoman.reuse.keys import cache_key, memory_key
 from dragoman.runtime import Runtime
-from dragoman.store import Prefill
+from dragoman.store import CacheWrite, Prefill
 
 log = logging.getLogger(__name__)
 
@@ -134,9 +134,12 @@ class Reuse:
         if not keyed:
             return outputs
         try:
-            stored = await self._store.cache_put(
-                [(key, outputs[i]) for i, key in keyed], self._clock.now()
-            )
+            writes = [
+                CacheWrite(key, outputs[i], job.id, job.attempts)
+                for i, key in keyed
+                if (job := chunk[i][0]) is not None
+            ]
+            stored = await self._store.cache_put(writes, self._clock.now())
         except TransientError as exc:
             log.warning("segment cache not updated: %s", exc)
             return outputs

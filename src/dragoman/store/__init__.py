@@ -31,8 +31,9 @@ from dragoman.models import (
 )
 from dragoman.store.memories import MemoryEntry
 from dragoman.store.prefill import Created, Prefill
+from dragoman.store.segment_cache import CacheWrite
 
-__all__ = ["Created", "JobStore", "MemoryEntry", "Prefill", "open_store"]
+__all__ = ["CacheWrite", "Created", "JobStore", "MemoryEntry", "Prefill", "open_store"]
 
 
 class Jobs(Protocol):
@@ -285,11 +286,10 @@ class SegmentCache(Protocol):
         """The stored targets of ``keys`` (those found)."""
         ...
 
-    async def cache_put(
-        self, entries: Sequence[tuple[bytes, str]], now: datetime
-    ) -> dict[bytes, str]:
-        """Stores ``(key, target)`` where the key has no target yet; returns what is stored
-        for each key afterwards (an earlier writer's target wins)."""
+    async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
+        """Stores each entry whose key has no target yet and whose attempt is still in
+        flight; returns what is stored for the entries' keys afterwards (an earlier writer's
+        target wins; a key with nothing stored is absent)."""
         ...
 
     async def trim_cache(self, max_segments: int) -> int:

@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from dragoman.errors import Conflict
 from dragoman.models import MemoryInfo
 from dragoman.store.database import Database
 from dragoman.store.rows import aware
@@ -67,6 +69,13 @@ class SqlMemories:
         info: MemoryInfo,
         entries: Sequence[MemoryEntry],
     ) -> bool:
+        try:
+            return await self._save(tenant, info, entries)
+        except IntegrityError:
+            # Two first imports of one name at once: the unique (tenant, name) refused one.
+            raise Conflict(f"memory {info.name!r} is being imported by another request") from None
+
+    async def _save(self, tenant: str, info: MemoryInfo, entries: Sequence[MemoryEntry]) -> bool:
         async with self._db.tx() as conn:
             memory_id, replaced = await _claim(conn, tenant, info)
             rows = [

@@ -9,6 +9,7 @@ is read far more often than written.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, func, select, update
@@ -17,13 +18,24 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from dragoman.store.database import Database
-from dragoman.store.rows import aware
-from dragoman.store.tables import segment_cache
+from dragoman.store.rows import IN_FLIGHT_VALUES, aware
+from dragoman.store.tables import jobs, segment_cache
 
 REFRESH_S = 3600.0
 # Keys per statement: well under SQLite's and asyncpg's limits on bound parameters.
 KEYS_PER_QUERY = 500
 TRIM_BATCH = 5000
+
+
+@dataclass(frozen=True, slots=True)
+class CacheWrite:
+    """An engine output to cache, made for attempt ``attempt`` of job ``job_id``: stored only
+    while that attempt is in flight, so cancelled or retried work is never cached."""
+
+    key: bytes
+    target: str
+    job_id: str
+    attempt: int
 
 
 def slices(keys: Sequence[bytes]) -> list[Sequence[bytes]]:
@@ -56,13 +68,12 @@ class SqlSegmentCache:
         async with self._db.tx() as conn:
             return await find(conn, keys, now)
 
-    async def cache_put(
-        self, entries: Sequence[tuple[bytes, str]], now: datetime
-    ) -> dict[bytes, str]:
+    async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
         if not entries:
             return {}
-        rows = {key: target for key, target in entries}
         async with self._db.tx() as conn:
+            current = await _in_flight(conn, {(e.job_id, e.attempt) for e in entries})
+            rows = {e.key: e.target for e in entries if (e.job_id, e.attempt) in current}
             insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
             statement = insert(segment_cache).on_conflict_do_nothing(
                 index_elements=[segment_cache.c.key]
@@ -75,7 +86,7 @@ class SqlSegmentCache:
                         for k in part
                     ],
                 )
-            return await find(conn, list(rows), now)
+            return await find(conn, [e.key for e in entries], now)
 
     async def trim_cache(self, max_segments: int) -> int:
         async with self._db.read() as conn:
@@ -96,3 +107,12 @@ class SqlSegmentCache:
             removed += result.rowcount
             excess -= batch
         return removed
+
+
+async def _in_flight(conn: AsyncConnection, attempts: set[tuple[str, int]]) -> set[tuple[str, int]]:
+    """Those of ``attempts`` (job id, attempt) that are their job's current one, in flight."""
+    ids = sorted({job_id for job_id, _ in attempts})
+    query = select(jobs.c.id, jobs.c.attempts).where(
+        jobs.c.id.in_(ids), jobs.c.status.in_(IN_FLIGHT_VALUES)
+    )
+    return {(row.id, row.attempts) for row in await conn.execute(query)} & attempts
