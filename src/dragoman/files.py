@@ -142,6 +142,7 @@ class FileJobs:
                 "(or ask with ?partial=true)"
             )
         name, stored, translations = found
+        origins = await self._store.origins(job.id)
         fmt = for_file(name, stored.format)
         content = await asyncio.to_thread(
             rebuild,
@@ -151,5 +152,6 @@ class FileJobs:
             layout=stored.layout,
             translations=translations,
             target_lang=job.target_lang,
+            origins=origins[ordinal],
         )
         return TranslatedFile(translated_name(name, job.target_lang), fmt.media_type, content)

@@ -22,7 +22,11 @@ from dragoman.formats.markup import parse_stored
 from dragoman.messages import WATCHDOG_QUEUE, Queued
 from dragoman.models import Document, Job, JobStatus, Pool, Priority
 from dragoman.queue import BatchRequestsQueue, Waiting
+from dragoman.reuse import Reuse
+from dragoman.reuse.export import job_tmx
+from dragoman.reuse.memories import TranslationMemories
 from dragoman.runtime import Runtime
+from dragoman.store import Created
 from dragoman.usage import UsageMeter
 from dragoman.validation import check_segments
 from dragoman.webhooks.targets import check_target
@@ -101,6 +105,15 @@ def characters(documents: Sequence[Document], *, markup: bool) -> int:
     return sum(len(s) for doc in documents for s in doc.segments)
 
 
+def _reused(job: Job, created: Created) -> None:
+    """The job as stored: segments found in memories or the cache are done, and a job
+    found whole succeeded when it was submitted (it is never dispatched)."""
+    job.segments_done = created.found
+    if job.id in created.finished:
+        job.status = JobStatus.SUCCEEDED
+        job.finished_at = job.created_at
+
+
 class BatchRequestsManager:
     """Every use case of a job: submit, get, list, result, cancel, and the purge of finished
     jobs past their retention. The HTTP routes only parse, call this and shape answers."""
@@ -113,6 +126,8 @@ class BatchRequestsManager:
         self._intake = intake
         self._cleaner: asyncio.Task[None] | None = None
         self.usage = UsageMeter(runtime)
+        self.reuse = Reuse(runtime, engines=engines)
+        self.memories = TranslationMemories(runtime)
 
     def route(self, segments: int, engine: Engine) -> Pool:
         """Big jobs of an engine that runs on GPUs go to the GPU pool when it may have
@@ -220,6 +235,7 @@ class BatchRequestsManager:
                 pair = Pair(MULTIPLE, pair.target)
         chosen = self._engines.resolve(Pair(runs[0][0], pair.target) if runs else pair, engine)
         await self.check_callback(callback_url)
+        memory_ids = await self.memories.ids(tenant, memories)
         total = check_segments(
             documents,
             max_segments=self._settings.max_segments_per_job,
@@ -246,14 +262,19 @@ class BatchRequestsManager:
         )
         shards = self.shards(job, runs, engine)
         job.shards = len(shards)
-        await self._store.create(job, documents, shards)
+        lookups = await self.reuse.prefill(job, shards, documents, memory_ids)
+        created = await self._store.create(job, documents, shards, lookups)
+        _reused(job, created)
         for unit in shards or [job]:
-            await self._intake.queued(unit)
+            if unit.id not in created.finished:
+                await self._intake.queued(unit)
         log.info(
-            "job %s queued (%s, %d segments, pool %s%s)",
+            "job %s %s (%s, %d segments, %d reused, pool %s%s)",
             job.id,
+            job.status,
             pair,
             total,
+            created.found,
             job.pool,
             f", {len(shards)} shards" if shards else "",
         )
@@ -296,6 +317,11 @@ class BatchRequestsManager:
         job = await self.get(job_id, tenant)
         return job, await self._store.results(job.id)
 
+    async def tmx(self, job_id: str, tenant: str | None) -> tuple[Job, bytes]:
+        """The job and its translations so far as TMX 1.4 (``reuse.export``)."""
+        job = await self.get(job_id, tenant)
+        return job, await job_tmx(self._store, job)
+
     async def cancel(self, job_id: str, tenant: str | None) -> Job:
         job = await self.get(job_id, tenant)
         cancelled = await self._store.cancel(job.id, self._clock.now())
@@ -324,6 +350,10 @@ class BatchRequestsManager:
                 await self.purge_expired()
             except Exception:
                 log.exception("purging finished jobs failed; will retry")
+            try:
+                await self.reuse.trim()
+            except Exception:
+                log.exception("trimming the segment cache failed; will retry")
 
     async def stop(self) -> None:
         if self._cleaner is not None:

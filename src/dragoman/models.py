@@ -230,3 +230,16 @@ class Usage:
 
     characters: int = 0
     requests: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInfo:
+    """A tenant's translation memory, as listed: its units, the languages they have, and the
+    language its file declared as the source (None: any variant may be the source)."""
+
+    name: str
+    units: int
+    languages: tuple[str, ...]
+    source_lang: str | None
+    created_at: datetime
+    updated_at: datetime

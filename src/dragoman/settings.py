@@ -95,6 +95,10 @@ class Settings(BaseSettings):
     transformers_gpu_dtype: str = "bfloat16"
     gpu_device: str = "cuda"
 
+    # The segment cache (ADR 0014): engine outputs reused across jobs, per tenant.
+    cache: bool = True
+    cache_max_segments: int = Field(1_000_000, ge=1)
+
     apertium_modes_dir: Path = Path("/usr/share/apertium/modes")
     apertium_pipelines_per_pair: int = Field(default_factory=lambda: max(1, min(4, _cores())), ge=1)
     apertium_max_uses: int = Field(2000, ge=1)

@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
             "scaling",
             "webhooks",
             "usage",
+            "reuse",
         ],
         3,
     ),

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
-from dragoman.api import files, health, jobs, translate
+from dragoman.api import files, health, jobs, memories, translate
 from dragoman.api.compat import deepl, libretranslate
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
@@ -44,6 +44,7 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_request_bytes)
     app.include_router(jobs.router)
     app.include_router(files.router)
+    app.include_router(memories.router)
     app.include_router(translate.router)
     app.include_router(health.router)
     app.include_router(libretranslate.router)

@@ -20,6 +20,7 @@ from dragoman.api.schemas import (
     source_of,
 )
 from dragoman.engines import Pair
+from dragoman.formats.tmx import MEDIA_TYPE as TMX_MEDIA_TYPE
 from dragoman.languages import canonical
 from dragoman.manager import CURSOR_PATTERN
 from dragoman.models import Document, JobStatus
@@ -132,6 +133,27 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult
             )
             for (name, segs), lang, came in zip(documents, languages, origins, strict=True)
         ],
+    )
+
+
+@router.get(
+    "/{job_id}/tmx",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "TMX 1.4: one unit per translated segment",
+            "content": {TMX_MEDIA_TYPE: {"schema": {"type": "string"}}},
+        },
+        **error_responses(401, 404, 503),
+    },
+)
+async def get_tmx(job_id: str, service: Service, tenant: Tenant) -> Response:
+    """The job's translations so far as TMX 1.4, to review and import as a memory."""
+    job, content = await service.manager.tmx(job_id, tenant)
+    return Response(
+        content,
+        media_type=TMX_MEDIA_TYPE,
+        headers={"Content-Disposition": f'attachment; filename="{job.id}.tmx"'},
     )
 
 

@@ -1,10 +1,10 @@
 """Where jobs, their segments and their results live.
 
-The store is one database behind six protocols, so that a role can name the part it uses:
+The store is one database behind eight protocols, so that a role can name the part it uses:
 ``Jobs`` (the jobs and their fenced transitions), ``Leases``, ``RelayLog``,
-``WorkerRegistry``, ``UsageLedger`` (characters and requests per tenant and month) and
-``Deliveries`` (the notifications of jobs' ends). ``JobStore`` is all six, with the life
-cycle.
+``WorkerRegistry``, ``UsageLedger`` (characters and requests per tenant and month),
+``Deliveries`` (the notifications of jobs' ends), ``SegmentCache`` and ``Memories`` (what
+jobs reuse, ADR 0014). ``JobStore`` is all eight, with the life cycle.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from dragoman.models import (
     Job,
     JobError,
     JobStatus,
+    MemoryInfo,
     Origin,
     Pool,
     RelayRequest,
@@ -28,6 +29,11 @@ from dragoman.models import (
     Usage,
     WorkerInfo,
 )
+from dragoman.store.memories import MemoryEntry
+from dragoman.store.prefill import Created, Prefill
+from dragoman.store.segment_cache import CacheWrite
+
+__all__ = ["CacheWrite", "Created", "JobStore", "MemoryEntry", "Prefill", "open_store"]
 
 
 class Jobs(Protocol):
@@ -41,10 +47,16 @@ class Jobs(Protocol):
     """
 
     async def create(
-        self, job: Job, documents: Sequence[Document], shards: Sequence[Job] = ()
-    ) -> None:
+        self,
+        job: Job,
+        documents: Sequence[Document],
+        shards: Sequence[Job] = (),
+        lookups: Prefill | None = None,
+    ) -> Created:
         """Stores a job, its shards (as many as ``job.shards``, else ``ValueError``) and its
-        documents, all at once."""
+        documents, all at once. With ``lookups``, the segments found in memories or the
+        segment cache are stored translated, and a unit (the job, or a shard) left with
+        nothing to translate is stored ``succeeded``: what ``Created`` tells."""
         ...
 
     async def get(self, job_id: str) -> Job | None:
@@ -71,6 +83,11 @@ class Jobs(Protocol):
     async def origins(self, job_id: str) -> list[list[Origin | None]]:
         """Where each document's translations so far came from, in the shape of
         ``results`` (``None`` = not translated yet)."""
+        ...
+
+    async def translations(self, job_id: str) -> list[list[tuple[str, str | None, Origin | None]]]:
+        """Each document's segments as ``(source, target, origin)`` (target and origin None:
+        not translated yet)."""
         ...
 
     async def source_file(
@@ -262,9 +279,61 @@ class Deliveries(Protocol):
         ...
 
 
-class JobStore(Jobs, Leases, RelayLog, WorkerRegistry, UsageLedger, Deliveries, Protocol):
+class SegmentCache(Protocol):
+    """Engine outputs by key (``reuse.keys``): first write wins, least recently used out."""
+
+    async def cached(self, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
+        """The stored targets of ``keys`` (those found)."""
+        ...
+
+    async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
+        """Stores each entry whose key has no target yet and whose attempt is still in
+        flight; returns what is stored for the entries' keys afterwards (an earlier writer's
+        target wins; a key with nothing stored is absent)."""
+        ...
+
+    async def trim_cache(self, max_segments: int) -> int:
+        """Deletes the least recently used entries beyond ``max_segments``; how many."""
+        ...
+
+
+class Memories(Protocol):
+    """Translation memories per tenant (``""`` when authentication is off)."""
+
+    async def save_memory(
+        self, tenant: str, info: MemoryInfo, entries: Sequence[MemoryEntry]
+    ) -> bool:
+        """Stores a memory and its entries (keys unique), replacing the tenant's memory of
+        that name and all its entries; True when one was replaced."""
+        ...
+
+    async def list_memories(self, tenant: str) -> list[MemoryInfo]:
+        """The tenant's memories, by name."""
+        ...
+
+    async def memory_ids(self, tenant: str, names: Sequence[str]) -> dict[str, int]:
+        """The ids of those of ``names`` that are the tenant's memories."""
+        ...
+
+    async def delete_memory(self, tenant: str, name: str) -> bool:
+        """Deletes a memory and its entries; False if the tenant has none of that name."""
+        ...
+
+
+class JobStore(
+    Jobs,
+    Leases,
+    RelayLog,
+    WorkerRegistry,
+    UsageLedger,
+    Deliveries,
+    SegmentCache,
+    Memories,
+    Protocol,
+):
     """The whole store: ``Jobs``, ``Leases``, ``RelayLog``, ``WorkerRegistry``,
-    ``UsageLedger`` and ``Deliveries`` on one database, opened and closed as one."""
+    ``UsageLedger``, ``Deliveries``, ``SegmentCache`` and ``Memories`` on one database,
+    opened and closed as one."""
 
     async def open(self) -> None:
         """Connects and brings the schema up to date."""

@@ -54,6 +54,26 @@ class SqlResults:
             start += count
         return out
 
+    async def translations(self, job_id: str) -> list[list[tuple[str, str | None, Origin | None]]]:
+        doc_query = (
+            select(documents.c.segment_count)
+            .where(documents.c.job_id == job_id)
+            .order_by(documents.c.ordinal)
+        )
+        seg_query = (
+            select(segments.c.source, segments.c.target, segments.c.origin)
+            .where(segments.c.job_id == job_id)
+            .order_by(segments.c.position)
+        )
+        async with self._db.read() as conn:
+            counts = [row.segment_count for row in await conn.execute(doc_query)]
+            rows = [(r.source, r.target, origin_of(r)) for r in await conn.execute(seg_query)]
+        out, start = [], 0
+        for count in counts:
+            out.append(rows[start : start + count])
+            start += count
+        return out
+
     async def document_languages(self, job_id: str) -> list[str | None]:
         query = (
             select(documents.c.source_lang)

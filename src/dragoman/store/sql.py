@@ -19,9 +19,12 @@ from dragoman.store.database import Database
 from dragoman.store.deliveries import SqlDeliveries
 from dragoman.store.group_commit import GroupCommit
 from dragoman.store.leases import SqlLeases
+from dragoman.store.memories import SqlMemories
+from dragoman.store.prefill import Created, Prefill
 from dragoman.store.relay_log import SqlRelayLog
 from dragoman.store.results import SqlResults
 from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_job
+from dragoman.store.segment_cache import SqlSegmentCache
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
 from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
@@ -46,7 +49,16 @@ def _current(job_id: str, attempt: int) -> Any:
     )
 
 
-class SqlJobStore(SqlResults, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDeliveries):
+class SqlJobStore(
+    SqlResults,
+    SqlLeases,
+    SqlRelayLog,
+    SqlWorkerRegistry,
+    SqlUsage,
+    SqlDeliveries,
+    SqlSegmentCache,
+    SqlMemories,
+):
     """The whole ``JobStore`` on one database."""
 
     def __init__(self, url: str) -> None:
@@ -63,7 +75,13 @@ class SqlJobStore(SqlResults, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsag
         async with self._db.read() as conn:
             await conn.execute(select(1))
 
-    async def create(self, job: Job, docs: Sequence[Document], shards: Sequence[Job] = ()) -> None:
+    async def create(
+        self,
+        job: Job,
+        docs: Sequence[Document],
+        shards: Sequence[Job] = (),
+        lookups: Prefill | None = None,
+    ) -> Created:
         if len(shards) != job.shards or any(shard.parent_id != job.id for shard in shards):
             raise ValueError(
                 f"job {job.id} announces {job.shards} shards; {len(shards)} given, "
@@ -71,7 +89,7 @@ class SqlJobStore(SqlResults, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsag
             )
         # Concurrent submissions share one transaction (group commit): a commit costs far
         # more than the rows it writes, and bursts of small jobs are the common case.
-        await self._creates.create(job, docs, shards)
+        return await self._creates.create(job, docs, shards, lookups)
 
     async def get(self, job_id: str) -> Job | None:
         async with self._db.read() as conn:

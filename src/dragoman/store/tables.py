@@ -15,6 +15,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     false,
     text,
     true,
@@ -154,4 +155,51 @@ webhook_deliveries = Table(
     Column("delivered_at", DateTime(timezone=True)),
     Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
     Index("ix_webhook_deliveries_job_id", "job_id"),
+)
+
+# The segment cache (ADR 0014): an engine's output for one segment, under the sha256 of
+# everything that decides it; the least recently used rows go first.
+segment_cache = Table(
+    "segment_cache",
+    metadata,
+    Column("key", LargeBinary(32), primary_key=True),
+    Column("target", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_used_at", DateTime(timezone=True), nullable=False),
+    Index("ix_segment_cache_last_used_at", "last_used_at"),
+)
+
+# A tenant's translation memories ("" when authentication is off), imported from TMX.
+memories = Table(
+    "memories",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("tenant", String(128), nullable=False),
+    Column("name", String(128), nullable=False),
+    Column("units", Integer, nullable=False),
+    Column("languages", Text, nullable=False),  # JSON list of base language codes
+    Column("source_lang", String(16)),  # null: any language may be the source (*all*)
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("tenant", "name", name="uq_memories_tenant_name"),
+)
+
+# One direction of one unit of a memory: ``key`` is the sha256 of the languages and the
+# source's matching form; source and target in the stored form of codes.
+memory_units = Table(
+    "memory_units",
+    metadata,
+    Column(
+        "memory_id",
+        BigInteger().with_variant(Integer, "sqlite"),
+        ForeignKey("memories.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("key", LargeBinary(32), primary_key=True),
+    Column("source_lang", String(16), nullable=False),
+    Column("target_lang", String(16), nullable=False),
+    Column("source", Text, nullable=False),
+    Column("target", Text, nullable=False),
 )

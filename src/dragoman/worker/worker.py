@@ -24,6 +24,7 @@ from dragoman.engines import Engines, Pair
 from dragoman.errors import ClientError, DragomanError, TransientError
 from dragoman.messages import WATCHDOG_QUEUE, Attempt, Done, Work, work_queue, worker_queue
 from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool
+from dragoman.reuse import Reuse
 from dragoman.runtime import Runtime
 from dragoman.worker.registration import Registration
 
@@ -56,6 +57,7 @@ class BatchWorker:
         self._metrics = runtime.metrics
         self._engines = engines
         self._registration = Registration(self, runtime, warm_models=engines.warm_models)
+        self._reuse = Reuse(runtime, engines=engines)
         self.busy_with: str | None = None
         self._draining = asyncio.Event()
         self._holding = False
@@ -255,6 +257,10 @@ class BatchWorker:
             began = time.perf_counter()
             texts = await self._translate_chunk(engine, pair, chunk)
             self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
+            # Segment cache (reuse): the new outputs are stored, the first stored one wins.
+            texts = await self._reuse.settle(
+                [(None if unit.stopped else unit.job, text) for unit, _, text in chunk], texts
+            )
             per_unit: dict[int, list[tuple[int, str]]] = {}
             for (unit, position, _), out in zip(chunk, texts, strict=True):
                 per_unit.setdefault(id(unit), []).append((position, out))
