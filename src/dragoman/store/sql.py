@@ -22,6 +22,7 @@ from dragoman.store.leases import SqlLeases
 from dragoman.store.relay_log import SqlRelayLog
 from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_file, to_job
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
+from dragoman.store.texts import SqlTexts
 from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
 
@@ -45,7 +46,7 @@ def _current(job_id: str, attempt: int) -> Any:
     )
 
 
-class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDeliveries):
+class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDeliveries, SqlTexts):
     """The whole ``JobStore`` on one database."""
 
     def __init__(self, url: str) -> None:

@@ -255,6 +255,7 @@ class BatchWorker:
             began = time.perf_counter()
             texts = await self._translate_chunk(engine, pair, chunk)
             self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
+            self._registration.tally.batch(len(chunk))
             per_unit: dict[int, list[tuple[int, str]]] = {}
             for (unit, position, _), out in zip(chunk, texts, strict=True):
                 per_unit.setdefault(id(unit), []).append((position, out))
@@ -273,6 +274,7 @@ class BatchWorker:
                     unit.stopped = True
                     continue
                 self._metrics.segments_translated.labels(engine, self.pool).inc(len(results))
+                self._registration.tally.translated(len(results))
             if all(unit.stopped for unit in units):
                 raise _Stopped
 
