@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
             "scaling",
             "webhooks",
             "usage",
+            "fleet",
         ],
         3,
     ),
