@@ -15,7 +15,16 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from tests.integration.conftest import MODES_DIR
 from tests.integration.server import Server
-from tests.web.conftest import Tab, assert_accessible, finished, number, serve, wait_for
+from tests.web.conftest import (
+    PHONE,
+    Tab,
+    assert_accessible,
+    assert_fits,
+    finished,
+    number,
+    serve,
+    wait_for,
+)
 
 # Jobs of de → en fail at once: the pair's mode runs a program that exits on start.
 BROKEN_PAIR = ("de", "en")
@@ -174,3 +183,12 @@ def test_a_failed_job_page_gives_the_reason_as_the_api_words_it(
     expect(summary).to_contain_text(failed["error"]["code"])
     expect(summary).to_contain_text(failed["error"]["message"])
     expect(page.locator("table.side-by-side tbody td").nth(2)).to_have_text("not yet")
+
+
+def test_the_dashboard_fits_a_phone(server: Server, open_tab: Callable[..., Tab]) -> None:
+    page = open_tab(server.url + "/dashboard", viewport=PHONE).page
+    expect(
+        page.get_by_role("region", name="Pool cpu").locator("[data-figure]").first
+    ).not_to_have_text("—")
+    assert_fits(page)
+    assert_accessible(page)

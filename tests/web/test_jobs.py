@@ -103,21 +103,26 @@ def test_the_job_page_shows_partial_results_beside_the_source_and_cancels(
     server: Server, client: httpx.Client, open_tab: Callable[..., Tab]
 ) -> None:
     job = submit(client, HOSTILE, slow_segments())
-    page = open_tab(server.url + f"/jobs/{job['id']}").page
-    # The name is user input: it reads as typed, and nothing in it ran.
-    expect(page.get_by_role("heading", name=HOSTILE, exact=True)).to_be_visible()
-    assert page.locator("script:not([src]), img[src='x']").count() == 0
-    expect(page.locator("#summary")).to_contain_text("running", timeout=20_000)
-    rows = page.locator("table.side-by-side tbody tr")
-    expect(rows.first.locator("td").nth(2)).not_to_have_text("not yet", timeout=20_000)
-    expect(rows.last.locator("td").nth(2)).to_have_text("not yet")
-    first = slow_segments()[0]
-    expect(rows.first.locator("td").nth(1)).to_have_text(first)
-    expect(rows.first.locator("td").nth(2)).to_have_text(squash(cli("eng-spa", first)))
-    assert_accessible(page)
-    page.get_by_role("button", name="Cancel").click()
-    expect(page.locator("#summary")).to_contain_text("cancelled")
-    expect(page.get_by_role("button", name="Cancel")).to_be_hidden()
+    try:
+        page = open_tab(server.url + f"/jobs/{job['id']}").page
+        # The name is user input: it reads as typed, and nothing in it ran.
+        expect(page.get_by_role("heading", name=HOSTILE, exact=True)).to_be_visible()
+        assert page.locator("script:not([src]), img[src='x']").count() == 0
+        expect(page.locator("#summary")).to_contain_text("running", timeout=20_000)
+        rows = page.locator("table.side-by-side tbody tr")
+        first = slow_segments()[0]
+        expect(rows.first.locator("td").nth(1)).to_have_text(first)
+        expect(rows.first.locator("td").nth(2)).to_have_text(squash(cli("eng-spa", first)))
+        page.get_by_role("button", name="Last segments").click()
+        expect(page.locator(".pager")).to_contain_text(f"of {SLOW_SEGMENTS:,}")
+        expect(rows.last.locator("td").nth(1)).to_have_text(slow_segments()[-1])
+        expect(rows.last.locator("td").nth(2)).to_have_text("not yet")
+        assert_accessible(page)
+        page.get_by_role("button", name="Cancel").click()
+        expect(page.locator("#summary")).to_contain_text("cancelled")
+        expect(page.get_by_role("button", name="Cancel")).to_be_hidden()
+    finally:
+        client.delete(f"/v1/jobs/{job['id']}")
 
 
 def test_the_pages_fit_a_phone_and_a_missing_job_is_said_to_be_missing(

@@ -8,10 +8,12 @@ import { setUpKey } from "./key.js";
 import { poll } from "./poll.js";
 
 const POLL_MS = 1500;
-const SHOWN = 500; // segments shown per document; the rest is in the result and the files
+const SHOWN = 200; // segments shown at a time per document
 const id = decodeURIComponent(location.pathname.split("/").pop());
 let sources = null;
 let poller = null;
+let last = null; // the job and result shown, to page through without a call
+const pages = new Map(); // document index → the first segment shown
 
 function fact(term, ...value) {
   return [h("dt", {}, term), h("dd", {}, ...value)];
@@ -36,30 +38,65 @@ function summary(job) {
   byId("cancel").hidden = finished(job);
 }
 
-function table(job, name, texts, translations) {
-  const rows = texts.slice(0, SHOWN).map((text, i) =>
+/** A file's segment, its inline codes (<g1>, </g1>, <x2/>) set apart from the text. */
+function marked(text) {
+  return text
+    .split(/(<\/?g\d+>|<x\d+\/>)/)
+    .filter(Boolean)
+    .map((part) => (/^<\/?[gx]\d+\/?>$/.test(part) ? h("span", { class: "code", title: "inline code" }, part) : part));
+}
+
+function rows(job, texts, translations, first) {
+  return texts.slice(first, first + SHOWN).map((text, i) =>
     h(
       "tr",
       {},
-      h("td", { class: "num" }, String(i + 1)),
-      h("td", { lang: job.source_lang === "auto" ? null : job.source_lang }, text),
-      translations[i] === null ? h("td", { class: "hint" }, "not yet") : h("td", { lang: job.target_lang }, translations[i]),
+      h("td", { class: "num" }, String(first + i + 1)),
+      h("td", { lang: job.source_lang === "auto" ? null : job.source_lang }, marked(text)),
+      translations[first + i] === null
+        ? h("td", { class: "hint" }, "not yet")
+        : h("td", { lang: job.target_lang }, marked(translations[first + i])),
     ),
   );
+}
+
+function table(job, name, texts, translations, first) {
   return h(
     "div",
     { class: "scroll", role: "group", "aria-label": `Segments of ${name}`, tabindex: "0" },
     h(
       "table",
       { class: "table side-by-side" },
-      h("caption", {}, `${name}: source and translation`),
+      h("caption", { class: "visually-hidden" }, `${name}: source and translation`),
       h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "#"), h("th", { scope: "col" }, "Source"), h("th", { scope: "col" }, "Translation"))),
-      h("tbody", {}, rows),
+      h("tbody", {}, rows(job, texts, translations, first)),
     ),
   );
 }
 
+/** "Segments 501–1,000 of 20,000" and buttons to move by a page, for a long document. */
+function pager(n, total) {
+  const first = pages.get(n) ?? 0;
+  if (total <= SHOWN) return null;
+  const move = (to) => () => {
+    pages.set(n, Math.max(0, Math.min(to, total - 1)));
+    if (last) documents(last.job, last.result);
+  };
+  const end = Math.min(first + SHOWN, total);
+  return h(
+    "div",
+    { class: "row pager", "data-pager": n },
+    h("button", { type: "button", class: "quiet", disabled: first === 0, onclick: move(first - SHOWN), "data-focus": `${n}-earlier` }, "Earlier segments"),
+    h("span", {}, `Segments ${number(first + 1)}–${number(end)} of ${number(total)}`),
+    h("button", { type: "button", class: "quiet", disabled: end >= total, onclick: move(first + SHOWN), "data-focus": `${n}-later` }, "Later segments"),
+    h("button", { type: "button", class: "quiet", disabled: end >= total, onclick: move(Math.floor((total - 1) / SHOWN) * SHOWN), "data-focus": `${n}-last` }, "Last segments"),
+  );
+}
+
 function documents(job, result) {
+  last = { job, result };
+  // A refresh rebuilds the documents: the control a person was on keeps the focus.
+  const focused = document.activeElement?.dataset?.focus;
   fill(
     byId("documents"),
     result.documents.map((doc, n) => {
@@ -71,11 +108,15 @@ function documents(job, result) {
         h("h3", {}, doc.name),
         h("p", { class: "hint" }, `${number(done)} of ${number(doc.segments.length)} segments translated`, source.format ? ` · ${source.format} file` : ""),
         source.format && job.status === "succeeded" ? h("p", {}, downloadLink(job, n, doc.name)) : null,
-        table(job, doc.name, source.segments, doc.segments),
-        doc.segments.length > SHOWN ? h("p", { class: "hint" }, `The first ${SHOWN} segments are shown.`) : null,
+        pager(n, doc.segments.length),
+        table(job, doc.name, source.segments, doc.segments, pages.get(n) ?? 0),
       );
     }),
   );
+  if (focused) {
+    const pager = `[data-pager="${focused.split("-")[0]}"] button:not([disabled])`;
+    (document.querySelector(`[data-focus="${focused}"]:not([disabled])`) ?? document.querySelector(pager))?.focus();
+  }
 }
 
 async function refresh() {
