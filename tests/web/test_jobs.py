@@ -140,3 +140,25 @@ def test_the_pages_fit_a_phone_and_a_missing_job_is_said_to_be_missing(
 
     missing = open_tab(server.url + "/jobs/no-such-job", allowed=lambda e: "404" in e).page
     expect(missing.locator("#job-error")).to_contain_text("(not_found)")
+
+
+def test_an_unreachable_server_and_a_store_that_is_down_are_a_banner(
+    server: Server, open_tab: Callable[..., Tab]
+) -> None:
+    tab = open_tab(server.url + "/jobs", allowed=lambda error: "Failed to load resource" in error)
+    page = tab.page
+    expect(page.get_by_role("table", name="Jobs")).to_be_visible()
+    banner = page.get_by_role("alert")
+    # The connection fails as it does when the server is gone; then the server is back.
+    page.route("**/v1/jobs?*", lambda route: route.abort("connectionrefused"))
+    expect(banner).to_contain_text("The server does not answer")
+    page.unroute("**/v1/jobs?*")
+    expect(page.locator("#banner")).to_be_empty()
+    # What every route answers while the database is unreachable (tests/api check it).
+    store_down = {"error": {"code": "store_unavailable", "message": "database unavailable"}}
+    page.route(
+        "**/v1/jobs?*",
+        lambda route: route.fulfill(status=503, json=store_down, headers={"Retry-After": "5"}),
+    )
+    expect(banner).to_contain_text("database unavailable (store_unavailable)")
+    assert_accessible(page)

@@ -42,15 +42,22 @@ def links(html: str) -> list[str]:
 async def test_a_page_is_html_under_a_strict_policy_revalidated_each_time(
     client: httpx.AsyncClient, path: str
 ) -> None:
-    response = await client.get(path)
+    response = await client.get(path, headers={"Accept-Encoding": "identity"})
     assert response.status_code == 200
     assert response.headers["content-type"] == "text/html; charset=utf-8"
     assert response.headers["content-security-policy"] == CSP
     assert response.headers["x-content-type-options"] == "nosniff"
     assert response.headers["referrer-policy"] == "no-referrer"
     assert response.headers["cache-control"] == "no-cache"
-    again = await client.get(path, headers={"If-None-Match": response.headers["etag"]})
+    etag = response.headers["etag"]
+    again = await client.get(path, headers={"If-None-Match": etag, "Accept-Encoding": "identity"})
     assert again.status_code == 304 and again.content == b""
+    zipped = await client.get(path, headers={"Accept-Encoding": "gzip"})
+    assert zipped.headers["content-encoding"] == "gzip"
+    assert zipped.headers["etag"] != response.headers["etag"]
+    assert zipped.content == response.content  # httpx unzips it
+    head = await client.head(path)
+    assert head.status_code == 200 and head.content == b""
 
 
 async def test_pages_have_no_inline_script_or_style(client: httpx.AsyncClient) -> None:

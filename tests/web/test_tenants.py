@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, Request, expect
 
 from tests.integration.server import Server
-from tests.web.conftest import Tab, serve
+from tests.web.conftest import Tab, assert_accessible, serve
 
 KEYS = {"acme": "key-acme-1", "globex": "key-globex-2", "ops": "key-ops-3"}
 
@@ -46,6 +46,7 @@ def test_the_key_is_asked_once_kept_for_the_tab_and_never_in_a_url(
     requests: list[Request] = []
     page.on("request", lambda request: requests.append(request))
     expect(page.get_by_role("dialog", name="API key")).to_contain_text("needs an API key")
+    assert_accessible(page)
     enter_key(page, "not-a-key", accepted=False)
     expect(page.get_by_role("dialog", name="API key")).to_contain_text("The key was refused")
     enter_key(page, KEYS["acme"])

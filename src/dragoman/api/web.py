@@ -62,13 +62,16 @@ class Body:
         return cls(raw, gzip.compress(raw, 9, mtime=0), media_type, f'"{digest[:16]}"')
 
     def response(self, request: Request, cache: str) -> Response:
-        headers = {**SECURITY, "Cache-Control": cache, "ETag": self.etag, "Vary": "Accept-Encoding"}
-        if request.headers.get("if-none-match") == self.etag:
+        zipped = "gzip" in request.headers.get("accept-encoding", "")
+        # Each encoding is a representation of its own, with an entity tag of its own.
+        etag = f'{self.etag[:-1]}-gz"' if zipped else self.etag
+        headers = {**SECURITY, "Cache-Control": cache, "ETag": etag, "Vary": "Accept-Encoding"}
+        if request.headers.get("if-none-match") == etag:
             return Response(status_code=304, headers=headers)
-        if "gzip" in request.headers.get("accept-encoding", ""):
+        if zipped:
             headers["Content-Encoding"] = "gzip"
-            return Response(self.gzipped, media_type=self.media_type, headers=headers)
-        return Response(self.raw, media_type=self.media_type, headers=headers)
+        body = self.gzipped if zipped else self.raw
+        return Response(body, media_type=self.media_type, headers=headers)
 
 
 class Site:
@@ -142,12 +145,12 @@ def web_router(site: Site) -> APIRouter:
         async def serve(request: Request) -> Response:
             return site.pages[path].response(request, "no-cache")
 
-        router.add_api_route(path, serve, methods=["GET"], name=f"page {path}")
+        router.add_api_route(path, serve, methods=["GET", "HEAD"], name=f"page {path}")
 
     for path in PAGES:
         page(path)
 
-    @router.get("/ui/{name}")
+    @router.api_route("/ui/{name}", methods=["GET", "HEAD"])
     async def asset(name: str, request: Request) -> Response:
         body = site.assets.get(name)
         if body is None:
