@@ -68,13 +68,15 @@ class Scaler:
                 busy,
             )
             await self.controller.scale(decision.replicas, remove)
-        await self._publish(decision.replicas, await self.controller.replicas())
         labels = self.pool.value
         self._metrics.workers_desired.labels(labels).set(decision.replicas)
         self._metrics.workers_current.labels(labels).set(current)
         self._metrics.workers_busy.labels(labels).set(busy)
         self._metrics.in_flight.labels(labels).set(in_flight)
         self._metrics.queue_depth.labels(labels).set(queued)
+        # After a change, what the backend now runs or starts (a Kubernetes read, so only then).
+        after = current if decision.replicas == current else await self.controller.replicas()
+        await self._publish(decision.replicas, after)
         return decision
 
     async def _publish(self, desired: int, current: int) -> None:
