@@ -30,9 +30,9 @@ def refused(error: str) -> bool:
 
 
 def enter_key(page: Page, key: str, *, accepted: bool = True) -> None:
-    dialog = page.get_by_role("dialog", name="API key")
+    dialog = page.get_by_role("dialog", name="Authentication")
     expect(dialog).to_be_visible()
-    dialog.get_by_label("Key").fill(key)
+    dialog.get_by_label("API key").fill(key)
     dialog.get_by_role("button", name="Use key").click()
     if accepted:
         expect(dialog).to_be_hidden()
@@ -45,10 +45,10 @@ def test_the_key_is_asked_once_kept_for_the_tab_and_never_in_a_url(
     page = tab.page
     requests: list[Request] = []
     page.on("request", lambda request: requests.append(request))
-    expect(page.get_by_role("dialog", name="API key")).to_contain_text("needs an API key")
+    expect(page.get_by_role("dialog", name="Authentication")).to_contain_text("needs an API key")
     assert_accessible(page)
     enter_key(page, "not-a-key", accepted=False)
-    expect(page.get_by_role("dialog", name="API key")).to_contain_text("The key was refused")
+    expect(page.get_by_role("dialog", name="Authentication")).to_contain_text("The key was refused")
     enter_key(page, KEYS["acme"])
     expect(page.get_by_label("Target language")).to_have_value("es")
     page.get_by_label("Source text").fill("Good morning.")
@@ -59,14 +59,14 @@ def test_the_key_is_asked_once_kept_for_the_tab_and_never_in_a_url(
     page.get_by_label("Source text").fill("Good night.")
     page.get_by_role("button", name="Translate", exact=True).click()
     expect(page.get_by_label("Translation", exact=True)).not_to_be_empty()
-    expect(page.get_by_role("dialog", name="API key")).to_be_hidden()
+    expect(page.get_by_role("dialog", name="Authentication")).to_be_hidden()
 
     assert not [r.url for r in requests if any(key in r.url for key in KEYS.values())]
     calls = [r for r in requests if "/v1/translate" in r.url]
     assert calls and all(r.headers.get("authorization") == f"Bearer {KEYS['acme']}" for r in calls)
     # Another tab (another session) asks again.
     other = open_tab(server.url + "/", allowed=refused).page
-    expect(other.get_by_role("dialog", name="API key")).to_be_visible()
+    expect(other.get_by_role("dialog", name="Authentication")).to_be_visible()
 
 
 def test_a_second_tenant_sees_none_of_the_first_ones_jobs(

@@ -164,6 +164,7 @@ async function refresh() {
     const fleet = await api("/v1/fleet");
     for (const pool of fleet.pools) showPool(pool, fleet.at);
     showFailures(fleet.failures);
+    byId("failures-section").hidden = false;
     fill(byId("fleet-error"));
   } catch (caught) {
     fill(byId("fleet-error"), describe(caught));
