@@ -62,6 +62,9 @@ class FileJobs:
         segmentation: bool = True,
         callback_url: str | None = None,
         document_key: str | None = None,
+        memories: tuple[str, ...] = (),
+        glossary: str | None = None,
+        use_cache: bool = True,
     ) -> Job:
         """A job of the files' sentences; ``ClientError`` naming the first bad file."""
         if not uploads:
@@ -98,6 +101,9 @@ class FileJobs:
             markup=True,
             callback_url=callback_url,
             document_key=document_key,
+            memories=memories,
+            glossary=glossary,
+            use_cache=use_cache,
         )
 
     @staticmethod

@@ -158,6 +158,9 @@ class BatchRequestsManager:
                     first_position=first,
                     end_position=end,
                     markup=job.markup,
+                    memories=job.memories,
+                    glossary=job.glossary,
+                    use_cache=job.use_cache,
                 )
                 for first, end in itertools.pairwise(bounds)
             ]
@@ -199,6 +202,9 @@ class BatchRequestsManager:
         markup: bool = False,
         callback_url: str | None = None,
         document_key: str | None = None,
+        memories: tuple[str, ...] = (),
+        glossary: str | None = None,
+        use_cache: bool = True,
     ) -> Job:
         """Stores a job and queues it. With ``pair.source == "auto"``, each document's
         language is detected; documents in several languages make a job of ``mul`` (ISO
@@ -234,6 +240,9 @@ class BatchRequestsManager:
             markup=markup,
             callback_url=callback_url,
             document_key=document_key,
+            memories=memories,
+            glossary=glossary,
+            use_cache=use_cache,
         )
         shards = self.shards(job, runs, engine)
         job.shards = len(shards)

@@ -54,6 +54,20 @@ class Pool(StrEnum):
     GPU = "gpu"
 
 
+class Origin(StrEnum):
+    """Where a segment's translation came from.
+
+    - ``mt``: the job's engine translated it.
+    - ``cache``: the engine's earlier output for the same text, pair, engine version and
+      settings, from the tenant's segment cache.
+    - ``tm``: an exact match in one of the translation memories the job named.
+    """
+
+    MT = "mt"
+    CACHE = "cache"
+    TM = "tm"
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Pair:
     """A language pair, as canonical codes: ``en-fr`` translates English into French."""
@@ -130,6 +144,12 @@ class Job:
     callback_url: str | None = None
     # The secret of a job submitted through the DeepL facade's document upload.
     document_key: str | None = None
+    # The tenant's translation memories whose exact matches replace machine translation.
+    memories: tuple[str, ...] = ()
+    # The tenant's glossary whose terms every translation keeps, if any.
+    glossary: str | None = None
+    # Whether segments translated before may come from the segment cache.
+    use_cache: bool = True
 
     @property
     def is_shard(self) -> bool:

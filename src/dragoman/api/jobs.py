@@ -75,6 +75,9 @@ async def submit_job(
             priority=body.priority,
             engine=body.engine,
             callback_url=body.callback_url,
+            memories=tuple(body.memories),
+            glossary=body.glossary,
+            use_cache=body.cache,
         )
     response.headers["Location"] = f"/v1/jobs/{job.id}"
     return JobOut.of(job)
@@ -119,12 +122,15 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult
     """Translations so far: ``null`` marks a segment not translated yet."""
     job, documents = await service.manager.result(job_id, tenant)
     languages = await service.store.document_languages(job.id)
+    origins = await service.store.origins(job.id)
     return JobResult(
         id=job.id,
         status=job.status,
         documents=[
-            DocumentResult(name=name, source_lang=lang or job.source_lang, segments=segs)
-            for (name, segs), lang in zip(documents, languages, strict=True)
+            DocumentResult(
+                name=name, source_lang=lang or job.source_lang, segments=segs, origins=came
+            )
+            for (name, segs), lang, came in zip(documents, languages, origins, strict=True)
         ],
     )
 

@@ -20,6 +20,7 @@ from dragoman.models import (
     Job,
     JobError,
     JobStatus,
+    Origin,
     Pool,
     RelayRequest,
     RelayStatus,
@@ -65,6 +66,11 @@ class Jobs(Protocol):
     async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
         """Each document's name and its translations so far (``None`` = not yet); a shard
         has none: read its parent's."""
+        ...
+
+    async def origins(self, job_id: str) -> list[list[Origin | None]]:
+        """Where each document's translations so far came from, in the shape of
+        ``results`` (``None`` = not translated yet)."""
         ...
 
     async def source_texts(self, job_id: str) -> list[tuple[str, str | None, list[str]]]:

@@ -15,6 +15,7 @@ from dragoman.models import (
     Job,
     JobError,
     JobStatus,
+    Origin,
     Pool,
     Priority,
     RelayRequest,
@@ -65,6 +66,9 @@ def to_job(row: Any) -> Job:
         markup=bool(row.markup),
         callback_url=row.callback_url,
         document_key=row.document_key,
+        memories=tuple(json.loads(row.memories)) if row.memories else (),
+        glossary=row.glossary_id,
+        use_cache=bool(row.use_cache),
     )
 
 
@@ -90,6 +94,9 @@ def job_row(job: Job) -> dict[str, Any]:
         "markup": job.markup,
         "callback_url": job.callback_url,
         "document_key": job.document_key,
+        "memories": json.dumps(list(job.memories)) if job.memories else None,
+        "glossary_id": job.glossary,
+        "use_cache": job.use_cache,
     }
 
 
@@ -118,6 +125,13 @@ def content_rows(
             seg_rows.append({"job_id": job_id, "position": position, "source": text})
             position += 1
     return doc_rows, seg_rows
+
+
+def origin_of(row: Any) -> Origin | None:
+    """A segment row's origin; a target written without one is the engine's."""
+    if row.target is None:
+        return None
+    return Origin(row.origin) if row.origin else Origin.MT
 
 
 def to_file(row: Any) -> SourceFile | None:

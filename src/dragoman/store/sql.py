@@ -13,14 +13,15 @@ from typing import Any
 
 from sqlalchemy import bindparam, delete, func, select, update
 
-from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus, SourceFile
+from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
 from dragoman.store import shards as family
 from dragoman.store.database import Database
 from dragoman.store.deliveries import SqlDeliveries
 from dragoman.store.group_commit import GroupCommit
 from dragoman.store.leases import SqlLeases
 from dragoman.store.relay_log import SqlRelayLog
-from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_file, to_job
+from dragoman.store.results import SqlResults
+from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_job
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
 from dragoman.store.texts import SqlTexts
 from dragoman.store.usage import SqlUsage
@@ -46,7 +47,9 @@ def _current(job_id: str, attempt: int) -> Any:
     )
 
 
-class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDeliveries, SqlTexts):
+class SqlJobStore(
+    SqlResults, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDeliveries, SqlTexts
+):
     """The whole ``JobStore`` on one database."""
 
     def __init__(self, url: str) -> None:
@@ -118,57 +121,6 @@ class SqlJobStore(SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDelive
             else:
                 query = query.where(segments.c.job_id == job_id)
             return [(row.position, row.source) for row in await conn.execute(query)]
-
-    async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
-        doc_query = (
-            select(documents.c.name, documents.c.segment_count)
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        seg_query = (
-            select(segments.c.target)
-            .where(segments.c.job_id == job_id)
-            .order_by(segments.c.position)
-        )
-        async with self._db.read() as conn:
-            docs = (await conn.execute(doc_query)).all()
-            targets: list[str | None] = [row.target for row in await conn.execute(seg_query)]
-        out, start = [], 0
-        for doc in docs:
-            out.append((doc.name, targets[start : start + doc.segment_count]))
-            start += doc.segment_count
-        return out
-
-    async def document_languages(self, job_id: str) -> list[str | None]:
-        query = (
-            select(documents.c.source_lang)
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        async with self._db.read() as conn:
-            return [row.source_lang for row in await conn.execute(query)]
-
-    async def source_file(
-        self, job_id: str, ordinal: int
-    ) -> tuple[str, SourceFile, list[str | None]] | None:
-        query = select(documents).where(
-            documents.c.job_id == job_id, documents.c.ordinal == ordinal
-        )
-        async with self._db.read() as conn:
-            row = (await conn.execute(query)).first()
-            found = to_file(row) if row is not None else None
-            if row is None or found is None:
-                return None
-            targets = await conn.execute(
-                select(segments.c.target)
-                .where(
-                    segments.c.job_id == job_id,
-                    segments.c.position >= row.first_position,
-                    segments.c.position < row.first_position + row.segment_count,
-                )
-                .order_by(segments.c.position)
-            )
-            return row.name, found, [t.target for t in targets]
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
         async with self._db.tx() as conn:

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Text,
     false,
     text,
+    true,
 )
 
 metadata = MetaData()
@@ -57,6 +58,9 @@ jobs = Table(
     # True once the end of a job with a callback_url has its delivery row.
     Column("notified", Boolean, nullable=False, default=False, server_default=false()),
     Column("document_key", String(64)),
+    Column("memories", Text),  # JSON list of memory names; null: none
+    Column("glossary_id", String(64)),
+    Column("use_cache", Boolean, nullable=False, default=True, server_default=true()),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),
@@ -85,6 +89,7 @@ segments = Table(
     Column("position", Integer, primary_key=True),
     Column("source", Text, nullable=False),
     Column("target", Text),
+    Column("origin", String(8)),  # ``Origin`` of the target; null until translated
 )
 
 leases = Table(

@@ -1,15 +1,15 @@
 """workers: counters (segments translated, engine batches); pool_figures: what the scaler and
 the watchdog publish of each pool
 
-Revision ID: 0008
-Revises: 0007
+Revision ID: 0009
+Revises: 0008
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0008"
-down_revision = "0007"
+revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 
