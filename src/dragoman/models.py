@@ -194,6 +194,11 @@ class WorkerInfo:
     warm_pairs: frozenset[str] = field(default_factory=frozenset)
     last_seen: datetime | None = None
     pid: int | None = None
+    # Counters since the worker started, for the dashboard (a rate is taken from their
+    # deltas): segments it committed, engine calls it made and the segments in them.
+    segments_translated: int = 0
+    batches: int = 0
+    batch_segments: int = 0
 
 
 class DeliveryStatus(StrEnum):

@@ -7,7 +7,7 @@ import os
 import socket
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dragoman.models import Pool
@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     queue_prefix: str = "dragoman"
     worker_host: str = Field(default_factory=socket.gethostname)
     api_keys: str | None = None
+    # Tenants of api_keys whose keys also see the whole fleet (GET /v1/fleet, the dashboard).
+    operator_tenants: str | None = None
     host: str = "127.0.0.1"
     port: int = 8080
 
@@ -115,6 +117,16 @@ class Settings(BaseSettings):
                     raise ValueError("DRAGOMAN_API_KEYS must look like 'tenant:key,tenant:key'")
         return value
 
+    @model_validator(mode="after")
+    def _operators_are_tenants(self) -> Settings:
+        unknown = self.operators - set(self.tenants_by_key.values())
+        if unknown:
+            raise ValueError(
+                "DRAGOMAN_OPERATOR_TENANTS names tenants without a key in DRAGOMAN_API_KEYS: "
+                + ", ".join(sorted(unknown))
+            )
+        return self
+
     @field_validator("webhook_secret")
     @classmethod
     def _secret_is_whsec(cls, value: str | None) -> str | None:
@@ -174,6 +186,11 @@ class Settings(BaseSettings):
             return {}
         pairs = (item.strip().partition(":") for item in self.api_keys.split(","))
         return {key: tenant for tenant, _, key in pairs}
+
+    @property
+    def operators(self) -> frozenset[str]:
+        """The tenants whose keys see the fleet's figures (empty: none named)."""
+        return frozenset(t.strip() for t in (self.operator_tenants or "").split(",") if t.strip())
 
     @property
     def resolved_database_url(self) -> str:

@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
             "webhooks",
             "usage",
             "reuse",
+            "fleet",
         ],
         3,
     ),

@@ -9,7 +9,7 @@ jobs reuse, ADR 0014). ``JobStore`` is all eight, with the life cycle.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -88,6 +88,11 @@ class Jobs(Protocol):
     async def translations(self, job_id: str) -> list[list[tuple[str, str | None, Origin | None]]]:
         """Each document's segments as ``(source, target, origin)`` (target and origin None:
         not translated yet)."""
+        ...
+
+    async def source_texts(self, job_id: str) -> list[tuple[str, str | None, list[str]]]:
+        """Each document's name, its file's format (None: sent as segments) and its source
+        segments, in order; a shard has none: read its parent's."""
         ...
 
     async def source_file(
@@ -211,7 +216,9 @@ class RelayLog(Protocol):
 
 
 class WorkerRegistry(Protocol):
-    """The worker registry: each live worker's ``WorkerInfo``, refreshed while it lives."""
+    """The worker registry: each live worker's ``WorkerInfo`` (with its counters), refreshed
+    while it lives; and the figures the other roles publish of each pool, so that any API
+    process can show the whole fleet (``fleet.py``)."""
 
     async def register_worker(self, worker: WorkerInfo, now: datetime) -> None:
         """Adds or refreshes a worker in the registry (``now`` is its last sign of life)."""
@@ -227,6 +234,18 @@ class WorkerRegistry(Protocol):
 
     async def expire_workers(self, seen_before: datetime) -> int:
         """Removes workers not seen since ``seen_before``; returns how many."""
+        ...
+
+    async def publish_figures(
+        self, pool: Pool, figures: Mapping[str, float], now: datetime
+    ) -> None:
+        """Sets each named figure of ``pool`` (a later value replaces an earlier one), stamped
+        ``now``. One role writes each name: the scaler ``workers_desired`` and
+        ``workers_current``, the watchdog ``routed_warm`` and ``routed_total``."""
+        ...
+
+    async def pool_figures(self, pool: Pool) -> dict[str, tuple[float, datetime]]:
+        """Every figure published of ``pool``: name → (value, when it was published)."""
         ...
 
 

@@ -149,6 +149,9 @@ def to_worker(row: Any) -> WorkerInfo:
         warm_pairs=frozenset(json.loads(row.warm_pairs)),
         last_seen=aware(row.last_seen),
         pid=row.pid,
+        segments_translated=row.segments_translated,
+        batches=row.batches,
+        batch_segments=row.batch_segments,
     )
 
 
@@ -161,6 +164,9 @@ def worker_row(worker: WorkerInfo, now: datetime) -> dict[str, Any]:
         "busy": worker.busy,
         "warm_pairs": json.dumps(sorted(worker.warm_pairs)),
         "last_seen": now,
+        "segments_translated": worker.segments_translated,
+        "batches": worker.batches,
+        "batch_segments": worker.batch_segments,
     }
 
 

@@ -7,6 +7,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -124,7 +125,22 @@ workers = Table(
     Column("busy", Boolean, nullable=False),
     Column("warm_pairs", Text, nullable=False),
     Column("last_seen", DateTime(timezone=True), nullable=False),
+    # The worker's counters since it started (see ``WorkerInfo``).
+    Column("segments_translated", BigInteger, nullable=False, default=0, server_default=text("0")),
+    Column("batches", BigInteger, nullable=False, default=0, server_default=text("0")),
+    Column("batch_segments", BigInteger, nullable=False, default=0, server_default=text("0")),
     Index("ix_workers_pool_seen", "pool", "last_seen"),
+)
+
+# What the roles other than workers publish of a pool, one row per figure: the scaler's
+# desired and current workers, the watchdog's warm-routing counts. Any API process reads it.
+pool_figures = Table(
+    "pool_figures",
+    metadata,
+    Column("pool", String(8), primary_key=True),
+    Column("name", String(64), primary_key=True),
+    Column("value", Float, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 
 usage = Table(

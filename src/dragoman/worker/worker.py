@@ -257,6 +257,7 @@ class BatchWorker:
             began = time.perf_counter()
             texts = await self._translate_chunk(engine, pair, chunk)
             self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
+            self._registration.tally.batch(len(chunk))
             # Segment cache (reuse): the new outputs are stored, the first stored one wins.
             texts = await self._reuse.settle(
                 [(None if unit.stopped else unit.job, text) for unit, _, text in chunk], texts
@@ -279,6 +280,7 @@ class BatchWorker:
                     unit.stopped = True
                     continue
                 self._metrics.segments_translated.labels(engine, self.pool).inc(len(results))
+                self._registration.tally.translated(len(results))
             if all(unit.stopped for unit in units):
                 raise _Stopped
 
