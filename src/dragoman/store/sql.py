@@ -17,6 +17,7 @@ from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatu
 from dragoman.store import shards as family
 from dragoman.store.database import Database
 from dragoman.store.deliveries import SqlDeliveries
+from dragoman.store.glossaries import SqlGlossaries
 from dragoman.store.group_commit import GroupCommit
 from dragoman.store.leases import SqlLeases
 from dragoman.store.relay_log import SqlRelayLog
@@ -46,7 +47,15 @@ def _current(job_id: str, attempt: int) -> Any:
     )
 
 
-class SqlJobStore(SqlResults, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDeliveries):
+class SqlJobStore(
+    SqlResults,
+    SqlLeases,
+    SqlRelayLog,
+    SqlWorkerRegistry,
+    SqlUsage,
+    SqlDeliveries,
+    SqlGlossaries,
+):
     """The whole ``JobStore`` on one database."""
 
     def __init__(self, url: str) -> None:
