@@ -19,6 +19,7 @@ from dragoman.detection import AUTO, Detection, best, sample, sources_into
 from dragoman.engines import Engine, Engines, Pair
 from dragoman.errors import Conflict, InvalidRequest, NotFound, TransientError, UnsupportedPair
 from dragoman.formats.markup import parse_stored
+from dragoman.glossaries import Terminology
 from dragoman.messages import WATCHDOG_QUEUE, Queued
 from dragoman.models import Document, Job, JobStatus, Pool, Priority
 from dragoman.queue import BatchRequestsQueue, Waiting
@@ -113,6 +114,7 @@ class BatchRequestsManager:
         self._intake = intake
         self._cleaner: asyncio.Task[None] | None = None
         self.usage = UsageMeter(runtime)
+        self.terminology = Terminology(runtime, engines=engines)
 
     def route(self, segments: int, engine: Engine) -> Pool:
         """Big jobs of an engine that runs on GPUs go to the GPU pool when it may have
@@ -220,6 +222,8 @@ class BatchRequestsManager:
                 pair = Pair(MULTIPLE, pair.target)
         chosen = self._engines.resolve(Pair(runs[0][0], pair.target) if runs else pair, engine)
         await self.check_callback(callback_url)
+        source = None if pair.source == MULTIPLE else pair.source
+        await self.terminology.check(glossary, tenant, source, pair.target)
         total = check_segments(
             documents,
             max_segments=self._settings.max_segments_per_job,
@@ -308,6 +312,7 @@ class BatchRequestsManager:
     async def purge_expired(self) -> int:
         cutoff = self._clock.now() - timedelta(seconds=self._settings.result_retention_s)
         removed = await self._store.purge(cutoff)
+        await self.terminology.purge(cutoff)
         if removed:
             log.info("deleted %d finished jobs past their retention", removed)
         return removed

@@ -10,11 +10,12 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
-from dragoman.api import files, health, jobs, translate
+from dragoman.api import files, glossaries, health, jobs, translate
 from dragoman.api.compat import deepl, libretranslate
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
 from dragoman.api.files import FilesJobIn
+from dragoman.api.glossaries import GlossaryFileIn, GlossaryIn
 from dragoman.api.limits import BodyLimit
 from dragoman.api.schemas import JobIn, add_bodies, tailor_openapi
 
@@ -45,6 +46,7 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     app.include_router(jobs.router)
     app.include_router(files.router)
     app.include_router(translate.router)
+    app.include_router(glossaries.router)
     app.include_router(health.router)
     app.include_router(libretranslate.router)
     app.include_router(deepl.router)
@@ -58,7 +60,7 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
                 description=app.description,
                 routes=app.routes,
             )
-            add_bodies(generic, JobIn, FilesJobIn)
+            add_bodies(generic, JobIn, FilesJobIn, GlossaryIn, GlossaryFileIn)
             app.openapi_schema = tailor_openapi(
                 generic, pairs=service.engines.languages(), settings=service.settings
             )
