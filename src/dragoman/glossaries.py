@@ -35,6 +35,9 @@ class Loaded:
 
 
 class Terminology:
+    """Every use case of glossaries, for the API (create, list, read, delete, check) and for
+    the processes that translate (``load``, ``translate``)."""
+
     def __init__(self, runtime: Runtime, *, engines: Engines) -> None:
         self._settings = runtime.settings
         self._store = runtime.store
@@ -42,7 +45,7 @@ class Terminology:
         self._engines = engines
         self._kept: OrderedDict[str, Loaded] = OrderedDict()
 
-    def limits(self) -> Limits:
+    def _limits(self) -> Limits:
         return Limits(self._settings.glossary_max_entries, self._settings.glossary_max_term_bytes)
 
     def pair_of(self, source_lang: str, target_lang: str) -> Pair:
@@ -57,7 +60,7 @@ class Terminology:
     ) -> Glossary:
         """A new glossary of ``rows``, or the first mistake in them (``ClientError``)."""
         name = check_name(name, self._settings.glossary_max_name_bytes)
-        entries = checked(rows, self.limits())
+        entries = checked(rows, self._limits())
         limit = self._settings.glossaries_per_tenant
         if len(await self._store.list_glossaries(tenant)) >= limit:
             raise Conflict(f"the limit of {limit} glossaries is reached; delete one first")
@@ -85,11 +88,14 @@ class Terminology:
             except InvalidRequest:
                 given = None
             if given != pair:
-                raise InvalidRequest(f"file: a line is for {source}-{target}, not {pair}")
+                raise InvalidRequest(
+                    f"its languages {source}-{target} are not the glossary's {pair}"
+                )
 
         return from_table(content, fmt, check_languages=same_pair)
 
     async def list_glossaries(self, tenant: str | None) -> list[Glossary]:
+        """The tenant's glossaries (every one without authentication), oldest first."""
         return await self._store.list_glossaries(tenant)
 
     async def get(self, glossary_id: str, tenant: str | None) -> Glossary:
@@ -104,10 +110,12 @@ class Terminology:
         return found
 
     async def entries(self, glossary_id: str, tenant: str | None) -> tuple[Glossary, list[Entry]]:
+        """The tenant's glossary and its entries, in their order."""
         glossary = await self.get(glossary_id, tenant)
         return glossary, [Entry(s, t) for s, t in await self._store.glossary_entries(glossary.id)]
 
     async def delete(self, glossary_id: str, tenant: str | None) -> None:
+        """Takes the glossary from its tenant's view; jobs that named it keep its terms."""
         glossary = await self.get(glossary_id, tenant)
         if not await self._store.delete_glossary(glossary.id, self._clock.now()):
             raise NotFound(f"glossary {glossary_id} not found")
@@ -185,4 +193,5 @@ class Terminology:
         return loaded.terms if fits else None
 
     async def purge(self, deleted_before: datetime) -> int:
+        """Removes for good the glossaries deleted before ``deleted_before``."""
         return await self._store.purge_glossaries(deleted_before)

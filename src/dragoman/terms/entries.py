@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from dragoman.errors import InvalidRequest, PayloadTooLarge
+from dragoman.errors import ClientError, InvalidRequest, PayloadTooLarge
 from dragoman.terms.matching import Entry
 
 FORMATS = ("tsv", "csv")
@@ -85,7 +85,10 @@ def from_csv(text: str, check_languages: Callable[[str, str], None]) -> list[Row
             if not rows and [f.strip().lower() for f in fields[:2]] == ["source", "target"]:
                 continue  # a header
             if len(fields) == 4:
-                check_languages(fields[2].strip(), fields[3].strip())
+                try:
+                    check_languages(fields[2].strip(), fields[3].strip())
+                except ClientError as exc:
+                    raise InvalidRequest(f"line {number}: {exc.message}") from None
             rows.append(Row(f"line {number}", fields[0], fields[1]))
     except csv.Error as exc:
         raise InvalidRequest(f"line {reader.line_num}: not valid CSV ({exc})") from None
