@@ -212,7 +212,8 @@ class BatchRequestsManager:
         language is detected; documents in several languages make a job of ``mul`` (ISO
         639: multiple languages) with one shard per run of documents in one language."""
         runs: list[tuple[str, int, int]] = []
-        if pair.source == AUTO:
+        auto = pair.source == AUTO
+        if auto:
             documents = await self.detected(pair.target, documents, engine)
             runs = _language_runs(documents)
             languages = {source for source, _, _ in runs} or {documents[0].source_lang or ""}
@@ -222,8 +223,8 @@ class BatchRequestsManager:
                 pair = Pair(MULTIPLE, pair.target)
         chosen = self._engines.resolve(Pair(runs[0][0], pair.target) if runs else pair, engine)
         await self.check_callback(callback_url)
-        source = None if pair.source == MULTIPLE else pair.source
-        await self.terminology.check(glossary, tenant, source, pair.target)
+        # With auto, a glossary serves the documents detected in its source language.
+        await self.terminology.check(glossary, tenant, None if auto else pair.source, pair.target)
         total = check_segments(
             documents,
             max_segments=self._settings.max_segments_per_job,

@@ -234,3 +234,29 @@ async def test_a_deleted_glossary_still_serves_the_jobs_that_named_it(
     assert result["documents"][0]["segments"] == KEPT
     again = await client.post("/v1/jobs", json=job_body("Hi.", glossary=made["id"]))
     assert_error(again, 422, "invalid_request")
+
+
+async def test_with_auto_the_glossary_serves_the_documents_in_its_language(
+    client: httpx.AsyncClient,
+) -> None:
+    made = await created(client)
+    french = "Le serveur est en panne depuis ce matin."
+    body = {
+        "source_lang": "auto",
+        "target_lang": "es",
+        "glossary": made["id"],
+        "documents": [
+            {"name": "en.txt", "segments": [SENTENCES[0]]},
+            {"name": "fr.txt", "segments": [french]},
+        ],
+    }
+    plain = {"source_lang": "fr", "target_lang": "es", "segments": [french]}
+    expected = (await client.post("/v1/translate", json=plain)).json()["translations"]
+    for documents in (body["documents"], body["documents"][1:]):  # mixed, then French alone
+        job = (await client.post("/v1/jobs", json={**body, "documents": documents})).json()
+        assert (await finished(client, job["id"]))["status"] == "succeeded", job
+        result = (await client.get(f"/v1/jobs/{job['id']}/result")).json()["documents"]
+        found = {doc["name"]: (doc["source_lang"], doc["segments"]) for doc in result}
+        assert found["fr.txt"] == ("fr", expected)
+        if "en.txt" in found:
+            assert found["en.txt"] == ("en", KEPT[:1])

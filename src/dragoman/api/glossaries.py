@@ -26,8 +26,16 @@ _FIELDS = {"name", "source_lang", "target_lang", "format", "file"}
 class EntryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: str = Field(examples=["server"], description="A term, matched as whole words")
-    target: str = Field(examples=["servidor"], description="What it becomes; the source keeps it")
+    source: str = Field(
+        examples=["server"],
+        description="A term, matched as whole words; no control character",
+        json_schema_extra={"minLength": 1},
+    )
+    target: str = Field(
+        examples=["servidor"],
+        description="What it becomes; equal to the source, the term is kept",
+        json_schema_extra={"minLength": 1},
+    )
 
 
 class GlossaryIn(BaseModel):
@@ -38,7 +46,9 @@ class GlossaryIn(BaseModel):
     name: str = Field(examples=["product terms"])
     source_lang: Language = Field(examples=["en"])
     target_lang: Language = Field(examples=["es"])
-    entries: list[EntryIn] = Field(description="At least one; no source twice")
+    entries: list[EntryIn] = Field(
+        description="At least one; no source twice", json_schema_extra={"minItems": 1}
+    )
 
 
 class GlossaryFileIn(BaseModel):
