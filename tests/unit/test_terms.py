@@ -78,7 +78,7 @@ def test_terms_beginning_or_ending_with_a_symbol() -> None:
 
 def test_unicode_words() -> None:
     assert (
-        replaced("Naïve, naïveté; STRASSE and Straße") == "[Ingenuo], naïveté; STRASSE and [Calle]"
+        replaced("Naïve, naïveté; STRASSE and Straße") == "[Ingenuo], naïveté; [CALLE] and [Calle]"
     )
     assert replaced("le serveur", Terms.of([Entry("serveur", "server")])) == "le [server]"
     assert replaced("l'ordinateur", Terms.of([Entry("ordinateur", "computer")])) == "l'[computer]"

@@ -17,15 +17,13 @@ The rules, as a user of a term list expects them:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-_WORD = re.compile(r"\w+")
-_SPACES = re.compile(r"\s+")
-# Not inside a word: no word character next to the term, nor a hyphen joined to one.
-_BEFORE = r"(?<!\w)(?<!\w[-\u2010])"
-_AFTER = r"(?!\w)(?![-\u2010]\w)"
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+_HYPHENS = ("-", "\u2010")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,43 +79,107 @@ def carry_case(model: str, target: str) -> str:
     return target
 
 
-def _anchor(source: str) -> str:
-    """What indexes a term: its first word, case-folded, or its first character when it
-    starts with a symbol (``.NET``)."""
-    found = _WORD.match(source)
-    return found.group().casefold() if found else source[0]
+Tokens = list[re.Match[str]]
+
+
+def _tokens(text: str) -> Tokens:
+    """Words (maximal runs of word characters) and every other visible character alone;
+    whitespace only separates them."""
+    return list(_TOKEN.finditer(text))
+
+
+def _word(token: re.Match[str]) -> bool:
+    first = token.group()[0]
+    return first.isalnum() or first == "_"
 
 
 @dataclass(frozen=True, slots=True)
 class _Term:
+    """An entry as tokens (case-folded unless it is exact-case), and whether whitespace
+    stands between each two of them."""
+
     entry: Entry
-    pattern: re.Pattern[str]
+    tokens: list[str]
+    spaced: list[bool]
+    exact: bool
 
     @classmethod
     def of(cls, entry: Entry) -> _Term:
-        body = r"\s+".join(re.escape(part) for part in _SPACES.split(entry.source))
-        before = _BEFORE if _WORD.match(entry.source) else ""
-        after = _AFTER if entry.source[-1:].isalnum() or entry.source.endswith("_") else ""
-        flags = 0 if entry.exact_case else re.IGNORECASE
-        return cls(entry, re.compile(before + body + after, flags))
+        found = _tokens(entry.source)
+        exact = entry.exact_case
+        return cls(
+            entry,
+            [t.group() if exact else t.group().casefold() for t in found],
+            [a.end() < b.start() for a, b in itertools.pairwise(found)],
+            exact,
+        )
+
+    def end_at(self, text: Tokens, folded: list[str], i: int) -> int | None:
+        """The index after the last text token this term covers from ``text[i]``, if it
+        matches there (``folded``: the text tokens case-folded)."""
+        n = len(self.tokens)
+        if i + n > len(text):
+            return None
+        if self.exact:
+            if any(text[i + k].group() != self.tokens[k] for k in range(n)):
+                return None
+        elif folded[i : i + n] != self.tokens:
+            return None
+        for k in range(n - 1):
+            if (text[i + k].end() < text[i + k + 1].start()) != self.spaced[k]:
+                return None
+        if _joined(text, i - 2, i - 1, i) or _joined(text, i + n - 1, i + n, i + n + 1):
+            return None
+        return i + n
+
+
+def _joined(text: Tokens, left: int, hyphen: int, right: int) -> bool:
+    """Whether ``text[hyphen]`` is a hyphen that joins the words on both sides of it into
+    one (``e-server``, ``server-side``): a term does not end or start there."""
+    if left < 0 or right >= len(text) or text[hyphen].group() not in _HYPHENS:
+        return False
+    a, h, b = text[left], text[hyphen], text[right]
+    return _word(a) and _word(b) and a.end() == h.start() and h.end() == b.start()
+
+
+@dataclass(slots=True)
+class _Start:
+    """The terms that begin with one token: by their second token, and those of one token."""
+
+    longer: dict[str, list[_Term]] = field(default_factory=dict)
+    single: list[_Term] = field(default_factory=list)
+
+
+def _best_first(term: _Term) -> tuple[int, bool]:
+    # The longest first, and of two as long the exact-case one: the first that matches is
+    # the one to take.
+    return -len(term.tokens), not term.exact
 
 
 @dataclass(slots=True)
 class Terms:
-    """A glossary's entries, indexed for ``find``; built once per glossary and kept, since
-    glossaries never change."""
+    """A glossary's entries, indexed by their first two tokens (case-folded) for ``find``;
+    built once per glossary and kept, since glossaries never change."""
 
     entries: tuple[Entry, ...]
-    _words: dict[str, list[_Term]] = field(default_factory=dict)
-    _symbols: dict[str, list[_Term]] = field(default_factory=dict)
+    _index: dict[str, _Start] = field(default_factory=dict)
 
     @classmethod
     def of(cls, entries: Iterable[Entry]) -> Terms:
         terms = cls(tuple(entries))
         for entry in terms.entries:
-            key = _anchor(entry.source)
-            index = terms._words if _WORD.match(entry.source) else terms._symbols
-            index.setdefault(key, []).append(_Term.of(entry))
+            term = _Term.of(entry)
+            if not term.tokens:
+                continue
+            start = terms._index.setdefault(term.tokens[0].casefold(), _Start())
+            if len(term.tokens) == 1:
+                start.single.append(term)
+            else:
+                start.longer.setdefault(term.tokens[1].casefold(), []).append(term)
+        for start in terms._index.values():
+            start.single.sort(key=_best_first)
+            for candidates in start.longer.values():
+                candidates.sort(key=_best_first)
         return terms
 
     def __len__(self) -> int:
@@ -125,42 +187,30 @@ class Terms:
 
     def find(self, text: str) -> list[Hit]:
         """Every occurrence, left to right, none overlapping (leftmost, then longest)."""
+        tokens = _tokens(text)
+        folded = [t.group().casefold() for t in tokens]
         hits: list[Hit] = []
-        end = 0
-        for pos in self._starts(text):
-            if pos < end:
+        i = 0
+        while i < len(tokens):
+            found = self._at(tokens, folded, i)
+            if found is None:
+                i += 1
                 continue
-            hit = self._at(text, pos)
-            if hit is not None:
-                hits.append(hit)
-                end = hit.end
+            term, end = found
+            start, stop = tokens[i].start(), tokens[end - 1].end()
+            matched = text[start:stop]
+            hits.append(Hit(start, stop, matched, cased(term.entry, matched), term.entry))
+            i = end
         return hits
 
-    def _starts(self, text: str) -> list[int]:
-        """Where a term may start: each word's first character, and each character that
-        starts a term beginning with a symbol."""
-        starts = [word.start() for word in _WORD.finditer(text)]
-        if self._symbols:
-            starts += [i for i, char in enumerate(text) if char in self._symbols]
-            starts.sort()
-        return starts
-
-    def _at(self, text: str, pos: int) -> Hit | None:
-        """The longest term starting at ``pos`` (an exact-case one on a tie)."""
-        candidates = self._symbols.get(text[pos], [])
-        word = _WORD.match(text, pos)
-        if word is not None:
-            candidates = [*candidates, *self._words.get(word.group().casefold(), [])]
-        best: tuple[int, bool, _Term] | None = None
-        for term in candidates:
-            found = term.pattern.match(text, pos)
-            if found is None or found.end() == pos:
-                continue
-            rank = (found.end(), term.entry.exact_case)
-            if best is None or rank > best[:2]:
-                best = (*rank, term)
-        if best is None:
+    def _at(self, tokens: Tokens, folded: list[str], i: int) -> tuple[_Term, int] | None:
+        """The term that matches from ``tokens[i]``: terms of two tokens or more first."""
+        start = self._index.get(folded[i])
+        if start is None:
             return None
-        end, _, term = best
-        matched = text[pos:end]
-        return Hit(pos, end, matched, cased(term.entry, matched), term.entry)
+        longer = start.longer.get(folded[i + 1], []) if i + 1 < len(folded) else []
+        for term in (*longer, *start.single):
+            end = term.end_at(tokens, folded, i)
+            if end is not None:
+                return term, end
+        return None
