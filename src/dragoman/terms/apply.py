@@ -39,12 +39,11 @@ async def keep_terms(
     """Each segment translated by ``translate`` (one call, two when a fallback is needed)
     with its terms kept. ``marked``: segments in the stored form of inline codes, given to
     and taken from ``translate`` in that form."""
-    segments = [_read(text, marked) for text, _ in items]
-    masks = [
-        mask(seg, terms) if terms else None for seg, (_, terms) in zip(segments, items, strict=True)
-    ]
+    masks = [mask(_read(text, marked), terms) if terms else None for text, terms in items]
+    # A segment without a term goes as it came.
     sent = [
-        _write(m.sent, marked) if m else text for m, (text, _) in zip(masks, items, strict=True)
+        _write(m.sent, marked) if m and m.placeholders else text
+        for m, (text, _) in zip(masks, items, strict=True)
     ]
     results = await translate(sent)
     again: list[int] = []
