@@ -6,15 +6,20 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
+from dragoman.api.app import create_app
 from dragoman.engines import Engine
 from dragoman.engines.model_cache import ModelCache
 from dragoman.formats.markup import Marked
+from dragoman.services import EmbeddedService
 from dragoman.terms import Entry, Terms, keep_terms
 from dragoman.terms.apply import substitute
 from dragoman.terms.masking import mask, unmask
+from tests.api.helpers import finished
 from tests.neural.conftest import EN_FR
 from tests.neural.test_engines import ENGINES, MB, make_engine
 
@@ -66,3 +71,41 @@ async def test_placeholders_are_checked_and_the_fallback_is_taken(engine: Engine
         else:
             assert kept[i] == first[i]  # nothing to keep: the model's own output
         assert "ZXQ" not in kept[i].upper(), segment
+
+
+@pytest.fixture
+async def client(make_settings: Any, models_dir: Path) -> AsyncIterator[httpx.AsyncClient]:
+    """The embedded service over the tiny models (CTranslate2 in float32)."""
+    settings = make_settings(
+        models_dir=models_dir, ct2_compute_type="float32", neural_threads=1, cpu_max_workers=1
+    )
+    service = EmbeddedService(settings)
+    await service.start()
+    app = create_app(service, manage_lifecycle=False)
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t") as c:
+        yield c
+    await service.stop()
+
+
+async def test_a_job_keeps_terms_as_translate_does(client: httpx.AsyncClient) -> None:
+    entries = [
+        {"source": "software", "target": "logiciel libre"},
+        {"source": "License", "target": "License"},
+    ]
+    glossary = (
+        await client.post(
+            "/v1/glossaries",
+            json={"name": "t", "source_lang": "en", "target_lang": "fr", "entries": entries},
+        )
+    ).json()
+    common = {"source_lang": "en", "target_lang": "fr", "glossary": glossary["id"]}
+    sync = await client.post("/v1/translate", json={**common, "segments": SEGMENTS})
+    assert sync.status_code == 200, sync.text
+    job = await client.post(
+        "/v1/jobs", json={**common, "documents": [{"name": "a", "segments": SEGMENTS}]}
+    )
+    assert job.status_code == 202, job.text
+    assert (await finished(client, job.json()["id"]))["status"] == "succeeded"
+    result = (await client.get(f"/v1/jobs/{job.json()['id']}/result")).json()
+    assert result["documents"][0]["segments"] == sync.json()["translations"]
+    assert not any("ZXQ" in text.upper() for text in sync.json()["translations"])
