@@ -25,7 +25,10 @@ from dragoman.runtime import Runtime
 from dragoman.terms import Entry, Terms, keep_terms
 from dragoman.terms.entries import Limits, Row, check_name, checked, from_table
 
-_KEPT = 32  # glossaries each process keeps compiled
+# What each process keeps compiled: at most this many glossaries and entries in all (a
+# compiled entry takes about 0.6 KiB).
+_KEPT = 32
+_KEPT_ENTRIES = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,7 +164,10 @@ class Terminology:
         rows = await self._store.glossary_entries(glossary_id)
         terms = await asyncio.to_thread(Terms.of, [Entry(s, t) for s, t in rows])
         kept = self._kept[glossary_id] = Loaded(glossary, terms)
-        while len(self._kept) > _KEPT:
+        while len(self._kept) > 1 and (
+            len(self._kept) > _KEPT
+            or sum(len(k.terms) for k in self._kept.values()) > _KEPT_ENTRIES
+        ):
             self._kept.popitem(last=False)
         return kept
 
