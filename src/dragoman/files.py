@@ -70,6 +70,9 @@ class FileJobs:
         if not uploads:
             raise InvalidRequest("no file given: send one or more parts named 'files'")
         await self._manager.check_callback(callback_url)
+        # Before the files are read: a glossary that does not fit is a cheap refusal.
+        source = None if pair.source == AUTO else pair.source
+        await self._manager.terminology.check(glossary, tenant, source, pair.target)
         if len(uploads) > self._settings.max_files_per_job:
             raise PayloadTooLarge(
                 f"{len(uploads)} files exceed the limit of "

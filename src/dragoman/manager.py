@@ -19,6 +19,7 @@ from dragoman.detection import AUTO, Detection, best, sample, sources_into
 from dragoman.engines import Engine, Engines, Pair
 from dragoman.errors import Conflict, InvalidRequest, NotFound, TransientError, UnsupportedPair
 from dragoman.formats.markup import parse_stored
+from dragoman.glossaries import Terminology
 from dragoman.messages import WATCHDOG_QUEUE, Queued
 from dragoman.models import Document, Job, JobStatus, Pool, Priority
 from dragoman.queue import BatchRequestsQueue, Waiting
@@ -128,6 +129,7 @@ class BatchRequestsManager:
         self.usage = UsageMeter(runtime)
         self.reuse = Reuse(runtime, engines=engines)
         self.memories = TranslationMemories(runtime)
+        self.terminology = Terminology(runtime, engines=engines)
 
     def route(self, segments: int, engine: Engine) -> Pool:
         """Big jobs of an engine that runs on GPUs go to the GPU pool when it may have
@@ -225,7 +227,8 @@ class BatchRequestsManager:
         language is detected; documents in several languages make a job of ``mul`` (ISO
         639: multiple languages) with one shard per run of documents in one language."""
         runs: list[tuple[str, int, int]] = []
-        if pair.source == AUTO:
+        auto = pair.source == AUTO
+        if auto:
             documents = await self.detected(pair.target, documents, engine)
             runs = _language_runs(documents)
             languages = {source for source, _, _ in runs} or {documents[0].source_lang or ""}
@@ -236,6 +239,8 @@ class BatchRequestsManager:
         chosen = self._engines.resolve(Pair(runs[0][0], pair.target) if runs else pair, engine)
         await self.check_callback(callback_url)
         memory_ids = await self.memories.ids(tenant, memories)
+        # With auto, a glossary serves the documents detected in its source language.
+        await self.terminology.check(glossary, tenant, None if auto else pair.source, pair.target)
         total = check_segments(
             documents,
             max_segments=self._settings.max_segments_per_job,
@@ -334,6 +339,7 @@ class BatchRequestsManager:
     async def purge_expired(self) -> int:
         cutoff = self._clock.now() - timedelta(seconds=self._settings.result_retention_s)
         removed = await self._store.purge(cutoff)
+        await self.terminology.purge(cutoff)
         if removed:
             log.info("deleted %d finished jobs past their retention", removed)
         return removed

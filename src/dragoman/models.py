@@ -248,3 +248,19 @@ class MemoryInfo:
     source_lang: str | None
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Glossary:
+    """A tenant's term list for one pair; its entries never change (a change is a new
+    glossary). A deleted one disappears from its tenant's view but stays for the jobs that
+    named it until the retention of results is over."""
+
+    id: str
+    tenant: str | None
+    name: str
+    source_lang: str
+    target_lang: str
+    entry_count: int
+    created_at: datetime
+    deleted_at: datetime | None = None

@@ -85,6 +85,14 @@ class Settings(BaseSettings):
     rate_limit_storage: str = "memory://"  # "redis://host:6379" shares counts between APIs
     usage_flush_s: float = Field(1.0, gt=0)
 
+    # Glossaries, as DeepL bounds them: 1,000 per tenant, 1,024 UTF-8 bytes a term or name,
+    # 10 MiB a file; entries per glossary bound the memory a glossary takes in each process.
+    glossaries_per_tenant: int = Field(1000, ge=1)
+    glossary_max_entries: int = Field(10_000, ge=1)
+    glossary_max_term_bytes: int = Field(1024, ge=1)
+    glossary_max_name_bytes: int = Field(1024, ge=1)
+    glossary_max_file_bytes: int = Field(10 * 1024 * 1024, ge=1024)
+
     models_dir: Path = Path("models")
     engine_order: str = "ctranslate2,transformers,apertium"
     model_memory_mb: int = Field(4096, ge=1)

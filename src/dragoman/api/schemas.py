@@ -154,6 +154,7 @@ class TranslateIn(_Strict):
     target_lang: Language = Field(examples=["es"])
     segments: list[Segment] = Field(min_length=1, examples=[["Hello world."]])
     engine: EngineName = None
+    glossary: GlossaryId = None
 
 
 class DetectedLanguage(BaseModel):

@@ -1,10 +1,10 @@
 """Where jobs, their segments and their results live.
 
-The store is one database behind eight protocols, so that a role can name the part it uses:
+The store is one database behind nine protocols, so that a role can name the part it uses:
 ``Jobs`` (the jobs and their fenced transitions), ``Leases``, ``RelayLog``,
 ``WorkerRegistry``, ``UsageLedger`` (characters and requests per tenant and month),
 ``Deliveries`` (the notifications of jobs' ends), ``SegmentCache`` and ``Memories`` (what
-jobs reuse, ADR 0014). ``JobStore`` is all eight, with the life cycle.
+jobs reuse, ADR 0014) and ``Glossaries``. ``JobStore`` is all nine, with the life cycle.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dragoman.models import (
     Delivery,
     DeliveryStatus,
     Document,
+    Glossary,
     Job,
     JobError,
     JobStatus,
@@ -339,6 +340,36 @@ class Memories(Protocol):
         ...
 
 
+class Glossaries(Protocol):
+    """Tenants' glossaries: written once with their entries, never changed; a deleted one
+    is hidden from lists but stays readable by id until purged."""
+
+    async def add_glossary(self, glossary: Glossary, entries: Sequence[tuple[str, str]]) -> None:
+        """Stores a glossary and its ``(source, target)`` entries, in order, at once."""
+        ...
+
+    async def get_glossary(self, glossary_id: str) -> Glossary | None:
+        """Any glossary, deleted ones included (``deleted_at`` says so)."""
+        ...
+
+    async def list_glossaries(self, tenant: str | None) -> list[Glossary]:
+        """A tenant's glossaries (every tenant's with None) not deleted, oldest first."""
+        ...
+
+    async def glossary_entries(self, glossary_id: str) -> list[tuple[str, str]]:
+        """A glossary's ``(source, target)`` entries in their order; none if unknown."""
+        ...
+
+    async def delete_glossary(self, glossary_id: str, now: datetime) -> bool:
+        """Marks a glossary deleted; False when it is unknown or deleted already."""
+        ...
+
+    async def purge_glossaries(self, deleted_before: datetime) -> int:
+        """Removes the glossaries deleted before ``deleted_before`` and their entries;
+        returns how many."""
+        ...
+
+
 class JobStore(
     Jobs,
     Leases,
@@ -348,11 +379,12 @@ class JobStore(
     Deliveries,
     SegmentCache,
     Memories,
+    Glossaries,
     Protocol,
 ):
     """The whole store: ``Jobs``, ``Leases``, ``RelayLog``, ``WorkerRegistry``,
-    ``UsageLedger``, ``Deliveries``, ``SegmentCache`` and ``Memories`` on one database,
-    opened and closed as one."""
+    ``UsageLedger``, ``Deliveries``, ``SegmentCache``, ``Memories`` and ``Glossaries`` on one
+    database, opened and closed as one."""
 
     async def open(self) -> None:
         """Connects and brings the schema up to date."""

@@ -17,6 +17,7 @@ from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatu
 from dragoman.store import shards as family
 from dragoman.store.database import Database
 from dragoman.store.deliveries import SqlDeliveries
+from dragoman.store.glossaries import SqlGlossaries
 from dragoman.store.group_commit import GroupCommit
 from dragoman.store.leases import SqlLeases
 from dragoman.store.memories import SqlMemories
@@ -60,6 +61,7 @@ class SqlJobStore(
     SqlSegmentCache,
     SqlMemories,
     SqlTexts,
+    SqlGlossaries,
 ):
     """The whole ``JobStore`` on one database."""
 

@@ -219,3 +219,33 @@ memory_units = Table(
     Column("source", Text, nullable=False),
     Column("target", Text, nullable=False),
 )
+
+
+glossaries = Table(
+    "glossaries",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("tenant", String(128)),
+    Column("name", Text, nullable=False),
+    Column("source_lang", String(16), nullable=False),
+    Column("target_lang", String(16), nullable=False),
+    Column("entry_count", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # Set when its tenant deletes it; the row goes once no job may still need it.
+    Column("deleted_at", DateTime(timezone=True)),
+    Index("ix_glossaries_tenant_created", "tenant", "created_at"),
+)
+
+glossary_entries = Table(
+    "glossary_entries",
+    metadata,
+    Column(
+        "glossary_id",
+        String(64),
+        ForeignKey("glossaries.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("position", Integer, primary_key=True),
+    Column("source", Text, nullable=False),
+    Column("target", Text, nullable=False),
+)

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from dragoman.bus import Delivery
 from dragoman.engines import Engines, Pair
 from dragoman.errors import ClientError, DragomanError, TransientError
+from dragoman.glossaries import Terminology
 from dragoman.messages import WATCHDOG_QUEUE, Attempt, Done, Work, work_queue, worker_queue
 from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool
 from dragoman.reuse import Reuse
@@ -58,6 +59,7 @@ class BatchWorker:
         self._engines = engines
         self._registration = Registration(self, runtime, warm_models=engines.warm_models)
         self._reuse = Reuse(runtime, engines=engines)
+        self._terminology = Terminology(runtime, engines=engines)  # glossaries, kept by id
         self.busy_with: str | None = None
         self._draining = asyncio.Event()
         self._holding = False
@@ -288,6 +290,12 @@ class BatchWorker:
         self, engine: str, pair: Pair, chunk: list[tuple[_Unit, int, str]]
     ) -> list[str]:
         """One engine batch; the segments of file jobs carry inline codes and go their way."""
+        # Glossary hook: a chunk with a job that names a glossary keeps each job's terms
+        # around the same engine calls (dragoman.glossaries.Terminology.translate).
+        if any(unit.job.glossary for unit, _, _ in chunk):
+            jobs = [(unit.job, text) for unit, _, text in chunk]
+            return await self._terminology.translate(engine, pair, jobs)
+        # End of the glossary hook.
         marked = [i for i, (unit, _, _) in enumerate(chunk) if unit.job.markup]
         if not marked:
             return await self._engines.translate(engine, pair, [text for _, _, text in chunk])
