@@ -5,8 +5,9 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8080
 APERTIUM_PACKAGES := apertium apertium-eng-spa apertium-fr-es apertium-eng-cat apertium-apy
+BROWSER_PACKAGES := chromium
 
-.PHONY: run test lint typecheck pytest apertium venv bench clean
+.PHONY: run test lint typecheck pytest apertium chromium venv bench clean
 
 # PyTorch first, pinned: a looser requirement lets pip pick the newest CUDA build, gigabytes
 # that a CPU-only machine never uses. Elsewhere, for the CPU build, run for example
@@ -22,9 +23,9 @@ $(BIN)/dragoman: pyproject.toml
 
 venv: $(BIN)/dragoman
 
-# Apertium comes from Debian's packages; install only what is missing.
-apertium:
-	@missing=""; for p in $(APERTIUM_PACKAGES); do \
+# Debian's packages, installed only when missing: $(call debian,PACKAGES).
+define debian
+	@missing=""; for p in $(1); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -32,6 +33,15 @@ apertium:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
 	fi
+endef
+
+apertium:
+	$(call debian,$(APERTIUM_PACKAGES))
+
+# The browser tests drive Debian's Chromium (Playwright's own browser download needs a
+# network this project does not assume).
+chromium:
+	$(call debian,$(BROWSER_PACKAGES))
 
 run: apertium venv
 	$(BIN)/dragoman serve --host $(HOST) --port $(PORT)
@@ -43,7 +53,7 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy src
 
-pytest: apertium venv
+pytest: apertium chromium venv
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest

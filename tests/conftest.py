@@ -42,6 +42,7 @@ class ScriptedEngine:
         self._pairs = frozenset(pairs)
         self.delay_s = 0.0
         self.calls: list[list[str]] = []
+        self.version_tag = "1"  # what version() says for every pair
         self.release = asyncio.Event()
         self.release.set()
 
@@ -50,6 +51,9 @@ class ScriptedEngine:
 
     def warm_pairs(self) -> frozenset[Pair]:
         return self._pairs
+
+    def version(self, pair: Pair) -> str:
+        return f"scripted-{self.version_tag}"
 
     async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
         self.calls.append(list(segments))

@@ -7,6 +7,7 @@ engine as one batch, like an inference server's batcher; each caller gets back i
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from dragoman.languages import canonical
 from dragoman.metrics import Metrics
 from dragoman.models import Document
 from dragoman.settings import Settings
+from dragoman.terms import Terms, keep_terms
 from dragoman.validation import check_segments
 
 
@@ -106,11 +108,27 @@ class SyncTranslator:
         )
 
     async def translate(
-        self, source: str, target: str, segments: Sequence[str], engine: str | None = None
+        self,
+        source: str,
+        target: str,
+        segments: Sequence[str],
+        engine: str | None = None,
+        terms: Terms | None = None,
     ) -> list[str]:
         """The segments' translations, in order, once ``check`` has passed."""
         chosen, pair = self.check(source, target, segments, engine)
-        return await self.batcher.translate(chosen, pair, segments)
+        return await self.translate_checked(chosen, pair, segments, terms)
+
+    async def translate_checked(
+        self, engine: str, pair: Pair, segments: Sequence[str], terms: Terms | None = None
+    ) -> list[str]:
+        """Segments that passed ``check``; with ``terms`` (a glossary's), each is masked
+        before the batcher and unmasked after, so requests with different glossaries still
+        share an engine batch."""
+        if terms is None:
+            return await self.batcher.translate(engine, pair, segments)
+        run = functools.partial(self.batcher.translate, engine, pair)
+        return await keep_terms(run, [(segment, terms) for segment in segments])
 
     def check(
         self, source: str, target: str, segments: Sequence[str], engine: str | None = None

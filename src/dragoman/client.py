@@ -72,6 +72,7 @@ class JobPage(TypedDict):
 class DocumentResult(TypedDict):
     name: str
     segments: list[str | None]  # None: not translated yet
+    origins: list[str | None]  # "mt", "cache" or "tm"; None: not translated yet
 
 
 class JobResult(TypedDict):

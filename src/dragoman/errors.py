@@ -58,6 +58,13 @@ class Unauthorized(ClientError):
     code = "unauthorized"
 
 
+class Forbidden(ClientError):
+    """A valid key that may not do this (the fleet's figures need an operator's key)."""
+
+    status = 403
+    code = "forbidden"
+
+
 class NotFound(ClientError):
     status = 404
     code = "not_found"

@@ -62,11 +62,17 @@ class FileJobs:
         segmentation: bool = True,
         callback_url: str | None = None,
         document_key: str | None = None,
+        memories: tuple[str, ...] = (),
+        glossary: str | None = None,
+        use_cache: bool = True,
     ) -> Job:
         """A job of the files' sentences; ``ClientError`` naming the first bad file."""
         if not uploads:
             raise InvalidRequest("no file given: send one or more parts named 'files'")
         await self._manager.check_callback(callback_url)
+        # Before the files are read: a glossary that does not fit is a cheap refusal.
+        source = None if pair.source == AUTO else pair.source
+        await self._manager.terminology.check(glossary, tenant, source, pair.target)
         if len(uploads) > self._settings.max_files_per_job:
             raise PayloadTooLarge(
                 f"{len(uploads)} files exceed the limit of "
@@ -98,6 +104,9 @@ class FileJobs:
             markup=True,
             callback_url=callback_url,
             document_key=document_key,
+            memories=memories,
+            glossary=glossary,
+            use_cache=use_cache,
         )
 
     @staticmethod
@@ -136,6 +145,7 @@ class FileJobs:
                 "(or ask with ?partial=true)"
             )
         name, stored, translations = found
+        origins = await self._store.origins(job.id)
         fmt = for_file(name, stored.format)
         content = await asyncio.to_thread(
             rebuild,
@@ -145,5 +155,6 @@ class FileJobs:
             layout=stored.layout,
             translations=translations,
             target_lang=job.target_lang,
+            origins=origins[ordinal],
         )
         return TranslatedFile(translated_name(name, job.target_lang), fmt.media_type, content)

@@ -19,10 +19,15 @@ from dragoman.detection import AUTO, Detection, best, sample, sources_into
 from dragoman.engines import Engine, Engines, Pair
 from dragoman.errors import Conflict, InvalidRequest, NotFound, TransientError, UnsupportedPair
 from dragoman.formats.markup import parse_stored
+from dragoman.glossaries import Terminology
 from dragoman.messages import WATCHDOG_QUEUE, Queued
 from dragoman.models import Document, Job, JobStatus, Pool, Priority
 from dragoman.queue import BatchRequestsQueue, Waiting
+from dragoman.reuse import Reuse
+from dragoman.reuse.export import job_tmx
+from dragoman.reuse.memories import TranslationMemories
 from dragoman.runtime import Runtime
+from dragoman.store import Created
 from dragoman.usage import UsageMeter
 from dragoman.validation import check_segments
 from dragoman.webhooks.targets import check_target
@@ -101,6 +106,15 @@ def characters(documents: Sequence[Document], *, markup: bool) -> int:
     return sum(len(s) for doc in documents for s in doc.segments)
 
 
+def _reused(job: Job, created: Created) -> None:
+    """The job as stored: segments found in memories or the cache are done, and a job
+    found whole succeeded when it was submitted (it is never dispatched)."""
+    job.segments_done = created.found
+    if job.id in created.finished:
+        job.status = JobStatus.SUCCEEDED
+        job.finished_at = job.created_at
+
+
 class BatchRequestsManager:
     """Every use case of a job: submit, get, list, result, cancel, and the purge of finished
     jobs past their retention. The HTTP routes only parse, call this and shape answers."""
@@ -113,6 +127,9 @@ class BatchRequestsManager:
         self._intake = intake
         self._cleaner: asyncio.Task[None] | None = None
         self.usage = UsageMeter(runtime)
+        self.reuse = Reuse(runtime, engines=engines)
+        self.memories = TranslationMemories(runtime)
+        self.terminology = Terminology(runtime, engines=engines)
 
     def route(self, segments: int, engine: Engine) -> Pool:
         """Big jobs of an engine that runs on GPUs go to the GPU pool when it may have
@@ -158,6 +175,9 @@ class BatchRequestsManager:
                     first_position=first,
                     end_position=end,
                     markup=job.markup,
+                    memories=job.memories,
+                    glossary=job.glossary,
+                    use_cache=job.use_cache,
                 )
                 for first, end in itertools.pairwise(bounds)
             ]
@@ -199,12 +219,16 @@ class BatchRequestsManager:
         markup: bool = False,
         callback_url: str | None = None,
         document_key: str | None = None,
+        memories: tuple[str, ...] = (),
+        glossary: str | None = None,
+        use_cache: bool = True,
     ) -> Job:
         """Stores a job and queues it. With ``pair.source == "auto"``, each document's
         language is detected; documents in several languages make a job of ``mul`` (ISO
         639: multiple languages) with one shard per run of documents in one language."""
         runs: list[tuple[str, int, int]] = []
-        if pair.source == AUTO:
+        auto = pair.source == AUTO
+        if auto:
             documents = await self.detected(pair.target, documents, engine)
             runs = _language_runs(documents)
             languages = {source for source, _, _ in runs} or {documents[0].source_lang or ""}
@@ -214,6 +238,9 @@ class BatchRequestsManager:
                 pair = Pair(MULTIPLE, pair.target)
         chosen = self._engines.resolve(Pair(runs[0][0], pair.target) if runs else pair, engine)
         await self.check_callback(callback_url)
+        memory_ids = await self.memories.ids(tenant, memories)
+        # With auto, a glossary serves the documents detected in its source language.
+        await self.terminology.check(glossary, tenant, None if auto else pair.source, pair.target)
         total = check_segments(
             documents,
             max_segments=self._settings.max_segments_per_job,
@@ -234,17 +261,25 @@ class BatchRequestsManager:
             markup=markup,
             callback_url=callback_url,
             document_key=document_key,
+            memories=memories,
+            glossary=glossary,
+            use_cache=use_cache,
         )
         shards = self.shards(job, runs, engine)
         job.shards = len(shards)
-        await self._store.create(job, documents, shards)
+        lookups = await self.reuse.prefill(job, shards, documents, memory_ids)
+        created = await self._store.create(job, documents, shards, lookups)
+        _reused(job, created)
         for unit in shards or [job]:
-            await self._intake.queued(unit)
+            if unit.id not in created.finished:
+                await self._intake.queued(unit)
         log.info(
-            "job %s queued (%s, %d segments, pool %s%s)",
+            "job %s %s (%s, %d segments, %d reused, pool %s%s)",
             job.id,
+            job.status,
             pair,
             total,
+            created.found,
             job.pool,
             f", {len(shards)} shards" if shards else "",
         )
@@ -287,6 +322,11 @@ class BatchRequestsManager:
         job = await self.get(job_id, tenant)
         return job, await self._store.results(job.id)
 
+    async def tmx(self, job_id: str, tenant: str | None) -> tuple[Job, bytes]:
+        """The job and its translations so far as TMX 1.4 (``reuse.export``)."""
+        job = await self.get(job_id, tenant)
+        return job, await job_tmx(self._store, job)
+
     async def cancel(self, job_id: str, tenant: str | None) -> Job:
         job = await self.get(job_id, tenant)
         cancelled = await self._store.cancel(job.id, self._clock.now())
@@ -299,6 +339,7 @@ class BatchRequestsManager:
     async def purge_expired(self) -> int:
         cutoff = self._clock.now() - timedelta(seconds=self._settings.result_retention_s)
         removed = await self._store.purge(cutoff)
+        await self.terminology.purge(cutoff)
         if removed:
             log.info("deleted %d finished jobs past their retention", removed)
         return removed
@@ -315,6 +356,10 @@ class BatchRequestsManager:
                 await self.purge_expired()
             except Exception:
                 log.exception("purging finished jobs failed; will retry")
+            try:
+                await self.reuse.trim()
+            except Exception:
+                log.exception("trimming the segment cache failed; will retry")
 
     async def stop(self) -> None:
         if self._cleaner is not None:

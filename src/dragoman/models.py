@@ -54,6 +54,20 @@ class Pool(StrEnum):
     GPU = "gpu"
 
 
+class Origin(StrEnum):
+    """Where a segment's translation came from.
+
+    - ``mt``: the job's engine translated it.
+    - ``cache``: the engine's earlier output for the same text, pair, engine version and
+      settings, from the tenant's segment cache.
+    - ``tm``: an exact match in one of the translation memories the job named.
+    """
+
+    MT = "mt"
+    CACHE = "cache"
+    TM = "tm"
+
+
 @dataclass(frozen=True, slots=True, order=True)
 class Pair:
     """A language pair, as canonical codes: ``en-fr`` translates English into French."""
@@ -130,6 +144,12 @@ class Job:
     callback_url: str | None = None
     # The secret of a job submitted through the DeepL facade's document upload.
     document_key: str | None = None
+    # The tenant's translation memories whose exact matches replace machine translation.
+    memories: tuple[str, ...] = ()
+    # The tenant's glossary whose terms every translation keeps, if any.
+    glossary: str | None = None
+    # Whether segments translated before may come from the segment cache.
+    use_cache: bool = True
 
     @property
     def is_shard(self) -> bool:
@@ -174,6 +194,11 @@ class WorkerInfo:
     warm_pairs: frozenset[str] = field(default_factory=frozenset)
     last_seen: datetime | None = None
     pid: int | None = None
+    # Counters since the worker started, for the dashboard (a rate is taken from their
+    # deltas): segments it committed, engine calls it made and the segments in them.
+    segments_translated: int = 0
+    batches: int = 0
+    batch_segments: int = 0
 
 
 class DeliveryStatus(StrEnum):
@@ -210,3 +235,32 @@ class Usage:
 
     characters: int = 0
     requests: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryInfo:
+    """A tenant's translation memory, as listed: its units, the languages they have, and the
+    language its file declared as the source (None: any variant may be the source)."""
+
+    name: str
+    units: int
+    languages: tuple[str, ...]
+    source_lang: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Glossary:
+    """A tenant's term list for one pair; its entries never change (a change is a new
+    glossary). A deleted one disappears from its tenant's view but stays for the jobs that
+    named it until the retention of results is over."""
+
+    id: str
+    tenant: str | None
+    name: str
+    source_lang: str
+    target_lang: str
+    entry_count: int
+    created_at: datetime
+    deleted_at: datetime | None = None

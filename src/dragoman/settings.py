@@ -7,7 +7,7 @@ import os
 import socket
 from pathlib import Path
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from dragoman.models import Pool
@@ -28,6 +28,8 @@ class Settings(BaseSettings):
     queue_prefix: str = "dragoman"
     worker_host: str = Field(default_factory=socket.gethostname)
     api_keys: str | None = None
+    # Tenants of api_keys whose keys also see the whole fleet (GET /v1/fleet, the dashboard).
+    operator_tenants: str | None = None
     host: str = "127.0.0.1"
     port: int = 8080
 
@@ -83,6 +85,14 @@ class Settings(BaseSettings):
     rate_limit_storage: str = "memory://"  # "redis://host:6379" shares counts between APIs
     usage_flush_s: float = Field(1.0, gt=0)
 
+    # Glossaries, as DeepL bounds them: 1,000 per tenant, 1,024 UTF-8 bytes a term or name,
+    # 10 MiB a file; entries per glossary bound the memory a glossary takes in each process.
+    glossaries_per_tenant: int = Field(1000, ge=1)
+    glossary_max_entries: int = Field(10_000, ge=1)
+    glossary_max_term_bytes: int = Field(1024, ge=1)
+    glossary_max_name_bytes: int = Field(1024, ge=1)
+    glossary_max_file_bytes: int = Field(10 * 1024 * 1024, ge=1024)
+
     models_dir: Path = Path("models")
     engine_order: str = "ctranslate2,transformers,apertium"
     model_memory_mb: int = Field(4096, ge=1)
@@ -94,6 +104,10 @@ class Settings(BaseSettings):
     ct2_gpu_compute_type: str = "float16"
     transformers_gpu_dtype: str = "bfloat16"
     gpu_device: str = "cuda"
+
+    # The segment cache (ADR 0014): engine outputs reused across jobs, per tenant.
+    cache: bool = True
+    cache_max_segments: int = Field(1_000_000, ge=1)
 
     apertium_modes_dir: Path = Path("/usr/share/apertium/modes")
     apertium_pipelines_per_pair: int = Field(default_factory=lambda: max(1, min(4, _cores())), ge=1)
@@ -110,6 +124,16 @@ class Settings(BaseSettings):
                 if not sep or not tenant or not key:
                     raise ValueError("DRAGOMAN_API_KEYS must look like 'tenant:key,tenant:key'")
         return value
+
+    @model_validator(mode="after")
+    def _operators_are_tenants(self) -> Settings:
+        unknown = self.operators - set(self.tenants_by_key.values())
+        if unknown:
+            raise ValueError(
+                "DRAGOMAN_OPERATOR_TENANTS names tenants without a key in DRAGOMAN_API_KEYS: "
+                + ", ".join(sorted(unknown))
+            )
+        return self
 
     @field_validator("webhook_secret")
     @classmethod
@@ -170,6 +194,11 @@ class Settings(BaseSettings):
             return {}
         pairs = (item.strip().partition(":") for item in self.api_keys.split(","))
         return {key: tenant for tenant, _, key in pairs}
+
+    @property
+    def operators(self) -> frozenset[str]:
+        """The tenants whose keys see the fleet's figures (empty: none named)."""
+        return frozenset(t.strip() for t in (self.operator_tenants or "").split(",") if t.strip())
 
     @property
     def resolved_database_url(self) -> str:

@@ -38,6 +38,13 @@ from tests.api.helpers import assert_error, job_body
         (job_body("fine", "nul\x00inside"), "invalid_segment"),
         (job_body("escape \x1b[31m"), "invalid_segment"),
         (["not", "an", "object"], "invalid_request"),
+        (job_body("x", memories="product"), "invalid_request"),
+        (job_body("x", memories=["../etc"]), "invalid_request"),
+        (job_body("x", memories=[""]), "invalid_request"),
+        (job_body("x", memories=[f"m{i}" for i in range(17)]), "invalid_request"),
+        (job_body("x", glossary="has space"), "invalid_request"),
+        (job_body("x", glossary=""), "invalid_request"),
+        (job_body("x", cache="sometimes"), "invalid_request"),
     ],
 )
 async def test_bad_job_bodies_are_422(client: httpx.AsyncClient, body: Any, code: str) -> None:

@@ -154,6 +154,10 @@ async def test_the_format_field_overrides_the_extension(client: httpx.AsyncClien
         ({"engine": "nope"}, [("a.txt", b"Hi.")], 422, "nope"),
         ({}, [("empty.txt", b"\n\n")], 422, "empty.txt"),
         ({}, [("latin1.txt", "Café.\n".encode("latin-1"))], 422, "latin1.txt"),
+        ({"memories": "ok,../etc"}, [("a.txt", b"Hi.")], 422, "../etc"),
+        ({"memories": ",".join(f"m{i}" for i in range(17))}, [("a.txt", b"Hi.")], 422, "16"),
+        ({"glossary": "a b"}, [("a.txt", b"Hi.")], 422, "glossary"),
+        ({"cache": "maybe"}, [("a.txt", b"Hi.")], 422, "cache"),
     ],
 )
 async def test_a_bad_submission_is_a_4xx_that_names_what_is_wrong(

@@ -63,8 +63,13 @@ async def test_a_job_runs_to_its_translations(client: httpx.AsyncClient) -> None
         "id": job_id,
         "status": "succeeded",
         "documents": [
-            {"name": "a.txt", "source_lang": "en", "segments": ["Hola Mundo.", "Buenos días."]},
-            {"name": "b.txt", "source_lang": "en", "segments": ["El gato."]},
+            {
+                "name": "a.txt",
+                "source_lang": "en",
+                "segments": ["Hola Mundo.", "Buenos días."],
+                "origins": ["mt", "mt"],
+            },
+            {"name": "b.txt", "source_lang": "en", "segments": ["El gato."], "origins": ["mt"]},
         ],
     }
 

@@ -308,23 +308,6 @@ def test_a_document_is_its_owners_alone(keyed: Server) -> None:
         beta.translate_document_download(handle)
 
 
-def test_glossaries_do_not_exist_yet(translator: deepl.Translator, http: httpx.Client) -> None:
-    with pytest.raises(deepl.GlossaryNotFoundException):
-        translator.list_glossaries()
-    with pytest.raises(deepl.GlossaryNotFoundException):
-        translator.get_glossary("abc")
-    with pytest.raises(deepl.GlossaryNotFoundException):
-        translator.create_glossary("terms", "EN", "ES", {"cat": "gato"})
-    assert translator.get_glossary_languages() == []  # Weblate asks before each request
-    with pytest.raises(deepl.DeepLException, match="Glossary not found"):
-        translator.translate_text("Hi", source_lang="EN", target_lang="ES", glossary="abc")
-    response = http.post(
-        "/v2/translate", json={"text": ["Hi"], "target_lang": "ES", "glossary_id": "abc"}
-    )
-    assert response.status_code == 400
-    assert "source_lang" in response.json()["message"]
-
-
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [

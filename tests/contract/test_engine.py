@@ -16,6 +16,7 @@ from dragoman.engines.apertium import ApertiumEngine
 from dragoman.engines.ct2 import CTranslate2Engine
 from dragoman.engines.hf import TransformersEngine
 from dragoman.engines.model_cache import ModelCache
+from dragoman.errors import UnsupportedPair
 from tests.integration.conftest import MODES_DIR
 from tests.neural.conftest import EN_FR, tiny_models  # noqa: F401  (a fixture)
 
@@ -83,3 +84,15 @@ async def test_close_is_idempotent_and_the_engine_translates_after_it(
     await engine.close()
 
     assert await engine.translate(pair, ["Hello world."]) == before
+
+
+async def test_its_version_is_stable_and_it_refuses_a_pair_it_does_not_serve(
+    engine_and_pair: tuple[Engine, Pair],
+) -> None:
+    engine, pair = engine_and_pair
+    version = engine.version(pair)
+    assert isinstance(version, str) and version
+    await engine.translate(pair, ["Hello world."])
+    assert engine.version(pair) == version
+    with pytest.raises(UnsupportedPair):
+        engine.version(Pair("xh", "zu"))

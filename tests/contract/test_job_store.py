@@ -13,6 +13,7 @@ from dragoman.models import (
     Job,
     JobError,
     JobStatus,
+    Origin,
     Pool,
     Priority,
     RelayRequest,
@@ -63,6 +64,19 @@ async def test_a_created_job_reads_back_queued_with_its_segments(store: JobStore
     assert job.created_at == T0
     assert await store.sources("j1") == [(0, "one"), (1, "two"), (2, "three")]
     assert await store.results("j1") == [("a.txt", [None, None]), ("b.txt", [None])]
+
+
+async def test_a_job_keeps_its_memories_glossary_and_cache_switch(store: JobStore) -> None:
+    job = a_job("j1")
+    job.memories, job.glossary, job.use_cache = ("product", "legal"), "g-1", False
+    await store.create(job, DOCS)
+    found = await store.get("j1")
+    assert found is not None
+    assert (found.memories, found.glossary, found.use_cache) == (("product", "legal"), "g-1", False)
+    await store.create(a_job("j2"), DOCS)
+    plain = await store.get("j2")
+    assert plain is not None
+    assert (plain.memories, plain.glossary, plain.use_cache) == ((), None, True)
 
 
 async def test_a_creation_that_cannot_be_stored_fails_its_caller_and_not_the_next(
@@ -119,6 +133,7 @@ async def test_results_are_written_in_chunks_and_read_partially(store: JobStore)
     await submitted(store)
     assert await store.write_results("j1", 1, [(0, "uno"), (2, "tres")], T0)
     assert await store.results("j1") == [("a.txt", ["uno", None]), ("b.txt", ["tres"])]
+    assert await store.origins("j1") == [[Origin.MT, None], [Origin.MT]]
     assert await store.sources("j1") == [(1, "two")]
     job = await store.get("j1")
     assert job is not None and job.segments_done == 2

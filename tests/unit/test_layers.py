@@ -14,7 +14,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(
         ["errors", "models", "settings", "clock", "languages", "metrics", "messages"], 0
     ),
-    **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection"], 1),
+    **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection", "terms"], 1),
     "runtime": 2,
     **dict.fromkeys(
         [
@@ -28,6 +28,9 @@ LAYERS: dict[str, int] = {
             "scaling",
             "webhooks",
             "usage",
+            "reuse",
+            "fleet",
+            "glossaries",
         ],
         3,
     ),

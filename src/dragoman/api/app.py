@@ -10,13 +10,17 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
-from dragoman.api import files, health, jobs, translate
-from dragoman.api.compat import deepl, libretranslate
+from dragoman.api import extras, files, fleet, glossaries, health, jobs, memories, translate
+from dragoman.api.compat import deepl, deepl_glossaries, libretranslate
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
 from dragoman.api.files import FilesJobIn
+from dragoman.api.glossaries import GlossaryFileIn, GlossaryIn
 from dragoman.api.limits import BodyLimit
 from dragoman.api.schemas import JobIn, add_bodies, tailor_openapi
+from dragoman.api.web import Site, web_router
+from dragoman.clock import SystemClock
+from dragoman.fleet import Fleet
 
 
 def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
@@ -26,9 +30,11 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if manage_lifecycle:
             await service.start()
+        app.state.fleet.start()
         try:
             yield
         finally:
+            await app.state.fleet.stop()
             if manage_lifecycle:
                 await service.stop()
 
@@ -40,14 +46,21 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     )
     app.state.service = service
     app.state.tenants_by_key = service.settings.tenants_by_key
+    app.state.fleet = Fleet(service.store, service.settings, SystemClock())
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_request_bytes)
     app.include_router(jobs.router)
     app.include_router(files.router)
+    app.include_router(memories.router)
     app.include_router(translate.router)
+    app.include_router(glossaries.router)
     app.include_router(health.router)
     app.include_router(libretranslate.router)
+    app.include_router(deepl_glossaries.router)  # before deepl's catch-all /v2 404
     app.include_router(deepl.router)
+    app.include_router(fleet.router)
+    app.include_router(extras.router)
+    app.include_router(web_router(Site()))
 
     def openapi() -> dict[str, Any]:
         """The description of this deployment, made on first use (the engines are up)."""
@@ -58,7 +71,7 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
                 description=app.description,
                 routes=app.routes,
             )
-            add_bodies(generic, JobIn, FilesJobIn)
+            add_bodies(generic, JobIn, FilesJobIn, GlossaryIn, GlossaryFileIn)
             app.openapi_schema = tailor_openapi(
                 generic, pairs=service.engines.languages(), settings=service.settings
             )

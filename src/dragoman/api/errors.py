@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 _HTTP_CODES = {
     400: "bad_request",
     401: "unauthorized",
+    403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
     413: "payload_too_large",
@@ -28,6 +29,7 @@ _HTTP_CODES = {
 
 _WHEN = {
     401: "API keys are configured and the request carries no valid one",
+    403: "The key is valid but not an operator's (DRAGOMAN_OPERATOR_TENANTS)",
     404: "No such job for the caller's tenant",
     409: "The job has already finished",
     415: "A file's extension (or its 'format' field) is not a supported format",

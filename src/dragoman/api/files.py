@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -11,7 +12,17 @@ from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
-from dragoman.api.schemas import CallbackUrl, EngineName, Language, SourceLanguage, source_of
+from dragoman.api.schemas import (
+    GLOSSARY_ID_PATTERN,
+    MAX_MEMORIES,
+    MEMORY_NAME_PATTERN,
+    CallbackUrl,
+    EngineName,
+    GlossaryId,
+    Language,
+    SourceLanguage,
+    source_of,
+)
 from dragoman.errors import InvalidRequest, PayloadTooLarge
 from dragoman.files import Upload
 from dragoman.formats import FORMATS
@@ -28,9 +39,11 @@ _FIELDS = {
     "format",
     "segmentation",
     "callback_url",
+    "memories",
+    "glossary",
+    "cache",
     "files",
 }
-_LATER = {"memories", "glossary"}
 
 
 class FilesJobIn(BaseModel):
@@ -54,6 +67,17 @@ class FilesJobIn(BaseModel):
         json_schema_extra={"enum": ["srx", "none"]},
     )
     callback_url: CallbackUrl = None
+    memories: str | None = Field(
+        None,
+        description="Comma-separated names of the tenant's translation memories",
+        examples=["product,legal"],
+    )
+    glossary: GlossaryId = None
+    cache: str = Field(
+        "true",
+        description="'false': every segment goes to the engine, and nothing is reused later",
+        json_schema_extra={"enum": ["true", "false"]},
+    )
 
 
 class FormatOut(BaseModel):
@@ -82,12 +106,9 @@ async def submit_files(request: Request, service: Service, tenant: Tenant) -> Jo
 
 
 async def _submit(form: FormData, service: Service, tenant: Tenant) -> Job:
-    unknown = sorted(set(form.keys()) - _FIELDS - _LATER)
+    unknown = sorted(set(form.keys()) - _FIELDS)
     if unknown:
         raise InvalidRequest(f"unknown form fields: {', '.join(unknown)}")
-    later = sorted(set(form.keys()) & _LATER)
-    if later:
-        raise InvalidRequest(f"{', '.join(later)}: not supported by this server yet")
     fields = {key: _text(form, key) for key in _FIELDS - {"files"}}
     for required in ("source_lang", "target_lang"):
         if not fields[required]:
@@ -107,7 +128,34 @@ async def _submit(form: FormData, service: Service, tenant: Tenant) -> Job:
         engine=fields["engine"] or None,
         segmentation=segmentation == "srx",
         callback_url=fields["callback_url"] or None,
+        memories=_memories(fields["memories"]),
+        glossary=_glossary(fields["glossary"]),
+        use_cache=_flag("cache", fields["cache"], default=True),
     )
+
+
+def _memories(value: str | None) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in (value or "").split(",") if name.strip())
+    for name in names:
+        if not re.fullmatch(MEMORY_NAME_PATTERN, name):
+            raise InvalidRequest(f"memories: {name!r} is not a memory name")
+    if len(names) > MAX_MEMORIES:
+        raise InvalidRequest(f"memories: at most {MAX_MEMORIES} names")
+    return names
+
+
+def _glossary(value: str | None) -> str | None:
+    if value and not re.fullmatch(GLOSSARY_ID_PATTERN, value):
+        raise InvalidRequest(f"glossary: {value!r} is not a glossary id")
+    return value or None
+
+
+def _flag(key: str, value: str | None, *, default: bool) -> bool:
+    if not value:
+        return default
+    if value.lower() not in ("true", "false"):
+        raise InvalidRequest(f"{key}: must be 'true' or 'false'")
+    return value.lower() == "true"
 
 
 def _text(form: FormData, key: str) -> str | None:

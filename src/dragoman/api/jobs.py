@@ -20,6 +20,7 @@ from dragoman.api.schemas import (
     source_of,
 )
 from dragoman.engines import Pair
+from dragoman.formats.tmx import MEDIA_TYPE as TMX_MEDIA_TYPE
 from dragoman.languages import canonical
 from dragoman.manager import CURSOR_PATTERN
 from dragoman.models import Document, JobStatus
@@ -75,6 +76,9 @@ async def submit_job(
             priority=body.priority,
             engine=body.engine,
             callback_url=body.callback_url,
+            memories=tuple(body.memories),
+            glossary=body.glossary,
+            use_cache=body.cache,
         )
     response.headers["Location"] = f"/v1/jobs/{job.id}"
     return JobOut.of(job)
@@ -119,13 +123,37 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult
     """Translations so far: ``null`` marks a segment not translated yet."""
     job, documents = await service.manager.result(job_id, tenant)
     languages = await service.store.document_languages(job.id)
+    origins = await service.store.origins(job.id)
     return JobResult(
         id=job.id,
         status=job.status,
         documents=[
-            DocumentResult(name=name, source_lang=lang or job.source_lang, segments=segs)
-            for (name, segs), lang in zip(documents, languages, strict=True)
+            DocumentResult(
+                name=name, source_lang=lang or job.source_lang, segments=segs, origins=came
+            )
+            for (name, segs), lang, came in zip(documents, languages, origins, strict=True)
         ],
+    )
+
+
+@router.get(
+    "/{job_id}/tmx",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "TMX 1.4: one unit per translated segment",
+            "content": {TMX_MEDIA_TYPE: {"schema": {"type": "string"}}},
+        },
+        **error_responses(401, 404, 503),
+    },
+)
+async def get_tmx(job_id: str, service: Service, tenant: Tenant) -> Response:
+    """The job's translations so far as TMX 1.4, to review and import as a memory."""
+    job, content = await service.manager.tmx(job_id, tenant)
+    return Response(
+        content,
+        media_type=TMX_MEDIA_TYPE,
+        headers={"Content-Disposition": f'attachment; filename="{job.id}.tmx"'},
     )
 
 

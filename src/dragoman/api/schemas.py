@@ -9,14 +9,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 from pydantic.json_schema import models_json_schema
 
 from dragoman.detection import AUTO
 from dragoman.engines import Pair
 from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
-from dragoman.models import Job, JobStatus, Pool, Priority
+from dragoman.models import Job, JobStatus, Origin, Pool, Priority
 from dragoman.settings import Settings
 
 # What ``dragoman.languages.canonical`` accepts before it looks the code up.
@@ -76,6 +76,47 @@ CallbackUrl = Annotated[
 ]
 
 
+# A translation memory's name (``POST /v1/memories``), and a glossary's id as the server
+# gives it (``POST /v1/glossaries``).
+MEMORY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
+GLOSSARY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$"
+MAX_MEMORIES = 16
+
+MemoryName = Annotated[
+    str,
+    Field(
+        pattern=MEMORY_NAME_PATTERN,
+        description="The name of one of the tenant's memories (GET /v1/memories)",
+    ),
+]
+Memories = Annotated[
+    list[MemoryName],
+    Field(
+        max_length=MAX_MEMORIES,
+        description=(
+            "Translation memories whose exact matches replace machine translation, the "
+            "first listed winning"
+        ),
+    ),
+]
+GlossaryId = Annotated[
+    str | None,
+    Field(
+        pattern=GLOSSARY_ID_PATTERN,
+        description="The id of one of the tenant's glossaries for this pair",
+    ),
+]
+UseCache = Annotated[
+    StrictBool,
+    Field(
+        description=(
+            "false: every segment goes to the engine, and no translation of this job "
+            "is reused later"
+        )
+    ),
+]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -103,6 +144,9 @@ class JobIn(_Strict):
     priority: Priority = Priority.NORMAL
     engine: EngineName = None
     callback_url: CallbackUrl = None
+    memories: Memories = []
+    glossary: GlossaryId = None
+    cache: UseCache = True
 
 
 class TranslateIn(_Strict):
@@ -110,6 +154,7 @@ class TranslateIn(_Strict):
     target_lang: Language = Field(examples=["es"])
     segments: list[Segment] = Field(min_length=1, examples=[["Hello world."]])
     engine: EngineName = None
+    glossary: GlossaryId = None
 
 
 class DetectedLanguage(BaseModel):
@@ -197,6 +242,9 @@ class DocumentResult(BaseModel):
     name: str
     source_lang: str = Field(description="The job's source, or the detected one with 'auto'")
     segments: list[str | None]
+    origins: list[Origin | None] = Field(
+        description="Where each translation came from: mt, cache or tm (null: not yet)"
+    )
 
 
 class JobResult(BaseModel):

@@ -16,6 +16,7 @@ from dragoman.api.schemas import (
 )
 from dragoman.detection import AUTO, per_language
 from dragoman.languages import canonical
+from dragoman.terms import Terms
 
 router = APIRouter(prefix="/v1", tags=["translate"])
 
@@ -28,25 +29,35 @@ router = APIRouter(prefix="/v1", tags=["translate"])
 )
 async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> TranslateOut:
     """Translates a few segments now; larger work belongs in a job. With ``source_lang``
-    ``auto``, each segment is detected on its own and translated from its language."""
+    ``auto``, each segment is detected on its own and translated from its language. With
+    ``glossary``, every term of the tenant's glossary comes out as its target (with
+    ``auto``, in the segments detected in the glossary's source language)."""
     translator = service.translator
+    terminology = service.manager.terminology
     if body.source_lang.lower() != AUTO:
         engine, pair = translator.check(
             body.source_lang, body.target_lang, body.segments, body.engine
         )
+        terms = await terminology.terms_for(body.glossary, tenant, pair)
         await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
-        out = await translator.batcher.translate(engine, pair, body.segments)
+        out = await translator.translate_checked(engine, pair, body.segments, terms)
         return TranslateOut(translations=out)
     target = canonical(body.target_lang)
+    glossary = await terminology.check(body.glossary, tenant, None, target)
     found = await service.manager.detect(target, body.segments, body.engine)
     checked = {
         d.language: translator.check(d.language, target, body.segments, body.engine) for d in found
     }
+    terms = (await terminology.load(glossary.id)).terms if glossary else None
     await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
+
+    def kept(source: str) -> Terms | None:
+        return terms if glossary is not None and glossary.source_lang == source else None
+
     translations = await per_language(
         body.segments,
         found,
-        lambda source, mine: translator.batcher.translate(*checked[source], mine),
+        lambda source, mine: translator.translate_checked(*checked[source], mine, kept(source)),
     )
     return TranslateOut(
         translations=translations,

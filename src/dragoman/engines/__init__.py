@@ -29,6 +29,12 @@ class Engine(Protocol):
         """One translation per segment, in order."""
         ...
 
+    def version(self, pair: Pair) -> str:
+        """What this engine is for ``pair``, as a string that changes whenever its output
+        may change (installed data, a model's files): part of the segment cache's key.
+        Cheap after the first call; ``UnsupportedPair`` for a pair it does not serve."""
+        ...
+
     def warm_pairs(self) -> frozenset[Pair]:
         """Pairs whose models or pipelines are loaded right now."""
         ...
@@ -67,6 +73,9 @@ class Engines:
 
     async def translate(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
         return await self.resolve(pair, engine).translate(pair, segments)
+
+    def version(self, engine: str, pair: Pair) -> str:
+        return self.resolve(pair, engine).version(pair)
 
     async def translate_marked(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
         """Segments of file jobs: text with inline codes, in its stored form both ways."""

@@ -8,18 +8,41 @@ pairs without loading anything.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Generic
 
+from dragoman import __version__
 from dragoman.engines.model_cache import M, ModelCache, ModelKey
 from dragoman.errors import InvalidRequest, UnsupportedPair
 from dragoman.languages import canonical
 from dragoman.models import Pair
 
 log = logging.getLogger(__name__)
+
+VERSION_REFRESH_S = 60.0
+_SAMPLE_BYTES = 1 << 20
+
+
+def model_fingerprint(model_dir: Path) -> str:
+    """The sha256 of a model directory's files: each one's relative path, size, and its
+    first and last MiB. Weights change throughout when a model is retrained or converted
+    again, so this tells models apart while reading a few MiB of a multi-GB model; copies
+    of one model on two hosts agree."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in model_dir.rglob("*") if p.is_file()):
+        size = path.stat().st_size
+        digest.update(f"{path.relative_to(model_dir)}\0{size}\0".encode("utf-8", "replace"))
+        with path.open("rb") as f:
+            digest.update(f.read(_SAMPLE_BYTES))
+            if size > 2 * _SAMPLE_BYTES:
+                f.seek(size - _SAMPLE_BYTES)
+                digest.update(f.read(_SAMPLE_BYTES))
+    return digest.hexdigest()
 
 
 class ModelCatalog:
@@ -82,9 +105,21 @@ class ModelHost(Generic[M]):
         self._device = device
         self._load = load
         self._thread: ThreadPoolExecutor | None = None
+        self._versions: dict[Path, tuple[float, str]] = {}
 
     def pairs(self) -> frozenset[Pair]:
         return frozenset(self.catalog.models())
+
+    def version(self, pair: Pair) -> str:
+        """The fingerprint of the pair's model directory, read again at most every
+        ``VERSION_REFRESH_S``."""
+        path = self.catalog.path(pair)
+        now = time.monotonic()
+        known = self._versions.get(path)
+        if known is None or now - known[0] >= VERSION_REFRESH_S:
+            known = (now, model_fingerprint(path))
+            self._versions[path] = known
+        return known[1]
 
     def warm_pairs(self) -> frozenset[Pair]:
         return frozenset(key.pair for key in self._cache.loaded() if self._owns(key))
@@ -134,6 +169,12 @@ class HostedEngine(Generic[M]):
 
     def warm_pairs(self) -> frozenset[Pair]:
         return self._host.warm_pairs()
+
+    def version(self, pair: Pair) -> str:
+        """The model's fingerprint and the output limit; not the precision (int8 on CPUs,
+        float16 on GPUs): one model's outputs share the cache, the first one stored wins."""
+        limit = getattr(self, "_max_output_tokens", 0)
+        return f"{__version__}:{self._host.version(pair)[:16]}:max{limit}"
 
     async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
         return await self._host.translate(pair, segments, self._run)

@@ -15,16 +15,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from dragoman.errors import InvalidFile, UnsupportedFormat
 from dragoman.formats.markup import Marked, parse_stored
 from dragoman.formats.segment import join, split
+from dragoman.models import Origin
 
 __all__ = [
     "FORMATS",
     "SPLIT_BUDGET_S",
     "Format",
+    "MarksOrigins",
     "Prepared",
     "by_name",
     "for_file",
@@ -49,6 +51,24 @@ class Format(Protocol):
     ) -> bytes:
         """The file with each unit of ``extract(data)`` replaced by its translation in
         ``units`` (same length and order; ``None`` keeps the source unit)."""
+        ...
+
+
+@runtime_checkable
+class MarksOrigins(Protocol):
+    """A format that says where each unit's translation came from (XLIFF, PO): translation
+    memory matches are marked apart from machine translation."""
+
+    def merge_origins(
+        self,
+        data: bytes,
+        units: Sequence[Marked | None],
+        origins: Sequence[Origin | None],
+        *,
+        filename: str,
+        target_lang: str,
+    ) -> bytes:
+        """``merge``, with each unit's origin (``None`` where ``units`` has None)."""
         ...
 
 
@@ -167,19 +187,40 @@ def rebuild(
     layout: Sequence[int],
     translations: Sequence[str | None],
     target_lang: str,
+    origins: Sequence[Origin | None] | None = None,
 ) -> bytes:
     """The translated file; a unit with any segment still untranslated keeps its source.
     The workers keep every segment's codes (``engines.markup``), so a joined unit has its
-    source's codes and the format can put each one back."""
+    source's codes and the format can put each one back. With ``origins`` (per segment), a
+    format that ``MarksOrigins`` marks a unit whose segments all came from a memory as a
+    memory match."""
     if sum(layout) != len(translations):
         raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
     units: list[Marked | None] = []
+    unit_origins: list[Origin | None] = []
     pos = 0
     for count in layout:
         pieces = translations[pos : pos + count]
+        came = origins[pos : pos + count] if origins is not None else []
         pos += count
         if count == 0 or any(p is None for p in pieces):
             units.append(None)
+            unit_origins.append(None)
             continue
         units.append(join([parse_stored(p) for p in pieces if p is not None]))
+        unit_origins.append(_unit_origin(came))
+    if origins is not None and isinstance(fmt, MarksOrigins):
+        return fmt.merge_origins(
+            data, units, unit_origins, filename=filename, target_lang=target_lang
+        )
     return fmt.merge(data, units, filename=filename, target_lang=target_lang)
+
+
+def _unit_origin(origins: Sequence[Origin | None]) -> Origin:
+    """A unit is a memory match when every segment of it is; else machine translation
+    (from the cache when every segment came from there or a memory)."""
+    if origins and all(o is Origin.TM for o in origins):
+        return Origin.TM
+    if origins and all(o in (Origin.TM, Origin.CACHE) for o in origins):
+        return Origin.CACHE
+    return Origin.MT

@@ -9,8 +9,10 @@ Entries that have a ``msgstr`` (fuzzy ones included) are kept as they are.
 Placeholders are protected: printf (``%s``, ``%1$d``), python-format (``%(name)s``),
 braces (``{name}``, ICU), URLs and e-mail addresses.
 
-What is written: each machine-translated entry gets the ``fuzzy`` flag, gettext's way to
-say "needs review" (msgfmt leaves fuzzy entries out until a translator clears the flag).
+What is written: each machine-translated entry (from the engine or the segment cache) gets
+the ``fuzzy`` flag, gettext's way to say "needs review" (msgfmt leaves fuzzy entries out
+until a translator clears the flag); an entry whose every unit is an exact match in a
+translation memory is left unmarked, as a translator's own would be.
 The header gets ``Language: <target>``, and ``charset=UTF-8`` when it had none usable (a
 POT's ``CHARSET``); a POT comes back as a PO. Contexts, translator and extracted comments,
 references, flags, previous msgids and obsolete entries are kept. polib re-wraps long
@@ -31,6 +33,7 @@ import polib
 from dragoman.errors import InvalidFile
 from dragoman.formats.markup import PLACEHOLDER, Builder, Marked, translated_units
 from dragoman.formats.safety import decode_text
+from dragoman.models import Origin
 
 PYTHON_FORMAT = r"%\([^)\n]{1,80}\)[-+ #0]*\d*(?:\.\d+)?[sdifrxXeEgGoca%]"
 _PROTECTED = re.compile(f"{PYTHON_FORMAT}|{PLACEHOLDER.pattern}")
@@ -127,7 +130,7 @@ def _plural_indices(catalog: Any, entry: Any) -> list[int]:
     return sorted(set(entry.msgstr_plural) | {0, 1})
 
 
-def _fill(catalog: Any, unit: _Unit, text: str) -> None:
+def _fill(catalog: Any, unit: _Unit, text: str, fuzzy: bool) -> None:
     entry = unit.entry
     if not entry.msgid_plural:
         entry.msgstr = text
@@ -136,7 +139,7 @@ def _fill(catalog: Any, unit: _Unit, text: str) -> None:
     else:
         for index in _plural_indices(catalog, entry)[1:]:
             entry.msgstr_plural[index] = text
-    if "fuzzy" not in entry.flags:
+    if fuzzy and "fuzzy" not in entry.flags:
         entry.flags.insert(0, "fuzzy")  # first, as msgmerge writes it
 
 
@@ -158,13 +161,27 @@ class PoFormat:
     def merge(
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
+        origins = [None if unit is None else Origin.MT for unit in units]
+        return self.merge_origins(data, units, origins, filename=filename, target_lang=target_lang)
+
+    def merge_origins(
+        self,
+        data: bytes,
+        units: Sequence[Marked | None],
+        origins: Sequence[Origin | None],
+        *,
+        filename: str,
+        target_lang: str,
+    ) -> bytes:
         catalog = _parse(data, filename)
         sources = _units(catalog)
+        came = {id(unit): origin for unit, origin in zip(sources, origins, strict=False)}
         written = translated_units(sources, units, filename)
         if not written:
             return data
         for source, translated in written:
-            _fill(catalog, source, _text(translated, source.natives))
+            fuzzy = came.get(id(source)) is not Origin.TM
+            _fill(catalog, source, _text(translated, source.natives), fuzzy)
         _set_header(catalog, target_lang)
         bom = b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b""
         return bom + str(catalog).encode("utf-8")

@@ -16,10 +16,15 @@ copied verbatim, content included, into the target. Placeholders in the text (``
 
 What is written: a ``<target>`` right after ``<source>`` (after ``<seg-source>`` in 1.2),
 with the whitespace that preceded ``<source>`` before it, or the existing empty target
-filled. Machine translation is marked the way each version says it: in 1.2
-``state="needs-review-translation" state-qualifier="mt-suggestion"`` on the ``<target>``;
-in 2.x ``state="translated" subState="dragoman:mt"`` on the ``<segment>`` (2.x states are
-``initial``/``translated``/``reviewed``/``final``; ``subState`` values take a prefix). The
+filled. Machine translation (from the engine or the segment cache) is marked the way each
+version says it: in 1.2 ``state="needs-review-translation" state-qualifier="mt-suggestion"``
+on the ``<target>``; in 2.x ``state="translated" subState="dragoman:mt"`` on the
+``<segment>`` (2.x states are ``initial``/``translated``/``reviewed``/``final``;
+``subState`` values take a prefix). An exact translation-memory match (every segment of the
+unit) is marked as CAT tools read one: in 1.2 ``state="translated"
+state-qualifier="exact-match"``, and an ``<alt-trans match-quality="100"
+origin="dragoman:tm">`` with the same target after it (Okapi reads it as a leveraged
+match); in 2.x ``state="translated" subState="dragoman:tm"``. The
 target language goes into ``target-language`` on each 1.2 ``<file>``, or ``trgLang`` on the
 2.x root. Notes, ``<alt-trans>``, ``<ignorable>``, ``<originalData>``, metadata and every
 other element are kept. When no unit gets a translation the file comes back unchanged.
@@ -37,6 +42,7 @@ from lxml import etree
 from dragoman.errors import InvalidFile
 from dragoman.formats.markup import Builder, Marked, translated_units
 from dragoman.formats.safety import parse_xml, serialize_xml
+from dragoman.models import Origin
 
 XLIFF_2_NS = "urn:oasis:names:tc:xliff:document:2.0"
 
@@ -193,13 +199,26 @@ def _new_target(doc: _Document, unit: _Unit) -> etree._Element:
     return target
 
 
-def _mark(doc: _Document, unit: _Unit, target: etree._Element) -> None:
-    if doc.dialect.version == 1:
+def _mark(doc: _Document, unit: _Unit, target: etree._Element, origin: Origin | None) -> None:
+    memory = origin is Origin.TM
+    if doc.dialect.version == 2:
+        unit.element.set("state", "translated")
+        unit.element.set("subState", "dragoman:tm" if memory else "dragoman:mt")
+        return
+    if not memory:
         target.set("state", "needs-review-translation")
         target.set("state-qualifier", "mt-suggestion")
-    else:
-        unit.element.set("state", "translated")
-        unit.element.set("subState", "dragoman:mt")
+        return
+    target.set("state", "translated")
+    target.set("state-qualifier", "exact-match")
+    alt = etree.Element(doc.q("alt-trans"), {"match-quality": "100", "origin": "dragoman:tm"})
+    copied = copy.deepcopy(target)
+    for name in ("state", "state-qualifier"):
+        copied.attrib.pop(name, None)
+    copied.tail = None
+    alt.append(copied)
+    unit.element.insert(unit.element.index(target) + 1, alt)
+    alt.tail, target.tail = target.tail, target.tail
 
 
 def _set_language(doc: _Document, target_lang: str) -> None:
@@ -222,14 +241,27 @@ class XliffFormat:
     def merge(
         self, data: bytes, units: Sequence[Marked | None], *, filename: str, target_lang: str
     ) -> bytes:
+        origins = [None if unit is None else Origin.MT for unit in units]
+        return self.merge_origins(data, units, origins, filename=filename, target_lang=target_lang)
+
+    def merge_origins(
+        self,
+        data: bytes,
+        units: Sequence[Marked | None],
+        origins: Sequence[Origin | None],
+        *,
+        filename: str,
+        target_lang: str,
+    ) -> bytes:
         doc = _read(data, filename)
+        came = {id(unit): origin for unit, origin in zip(doc.units, origins, strict=False)}
         written = translated_units(doc.units, units, filename)
         if not written:
             return data
         for source, translated in written:
             target = _new_target(doc, source)
             _render(target, translated, source.natives)
-            _mark(doc, source, target)
+            _mark(doc, source, target, came.get(id(source)))
         _set_language(doc, target_lang)
         return serialize_xml(doc.tree, data)
 

@@ -7,7 +7,7 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from dragoman.errors import TransientError
 from dragoman.models import JobStatus, Pool
@@ -38,6 +38,7 @@ class Scaler:
         self._clock = runtime.clock
         self.controller = controller
         self.policy = ScalePolicy(PoolPolicy.from_settings(settings, pool), monotonic)
+        self._published: tuple[dict[str, float], datetime | None] = ({}, None)
         self._nudged = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -73,7 +74,22 @@ class Scaler:
         self._metrics.workers_busy.labels(labels).set(busy)
         self._metrics.in_flight.labels(labels).set(in_flight)
         self._metrics.queue_depth.labels(labels).set(queued)
+        # After a change, what the backend now runs or starts (a Kubernetes read, so only then).
+        after = current if decision.replicas == current else await self.controller.replicas()
+        await self._publish(decision.replicas, after)
         return decision
+
+    async def _publish(self, desired: int, current: int) -> None:
+        """Puts the pool's sizes in the store, where every API process reads them for the
+        dashboard: at a change, and at least once an interval so that their age tells
+        whether the scaler is alive. Nudges in a burst of dispatches write nothing new."""
+        now = self._clock.now()
+        figures = {"workers_desired": float(desired), "workers_current": float(current)}
+        interval = timedelta(seconds=self.policy.policy.scale_interval_s)
+        published, at = self._published
+        if figures != published or at is None or now - at >= interval:
+            await self._store.publish_figures(self.pool, figures, now)
+            self._published = (figures, now)
 
     def nudge(self) -> None:
         """Decide now rather than at the next interval (new work was dispatched)."""

@@ -1,15 +1,15 @@
 """Where jobs, their segments and their results live.
 
-The store is one database behind six protocols, so that a role can name the part it uses:
+The store is one database behind nine protocols, so that a role can name the part it uses:
 ``Jobs`` (the jobs and their fenced transitions), ``Leases``, ``RelayLog``,
-``WorkerRegistry``, ``UsageLedger`` (characters and requests per tenant and month) and
-``Deliveries`` (the notifications of jobs' ends). ``JobStore`` is all six, with the life
-cycle.
+``WorkerRegistry``, ``UsageLedger`` (characters and requests per tenant and month),
+``Deliveries`` (the notifications of jobs' ends), ``SegmentCache`` and ``Memories`` (what
+jobs reuse, ADR 0014) and ``Glossaries``. ``JobStore`` is all nine, with the life cycle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
@@ -21,6 +21,7 @@ from dragoman.models import (
     Job,
     JobError,
     JobStatus,
+    Origin,
     Pool,
     RelayRequest,
     RelayStatus,
@@ -28,7 +29,30 @@ from dragoman.models import (
     Usage,
     WorkerInfo,
 )
+from dragoman.store.lookups import Glossaries, Memories, SegmentCache
+from dragoman.store.memories import MemoryEntry
+from dragoman.store.prefill import Created, Prefill
+from dragoman.store.segment_cache import CacheWrite
 
+__all__ = [
+    "CacheWrite",
+    "ChunkWrite",
+    "Created",
+    "Deliveries",
+    "Ending",
+    "Glossaries",
+    "JobStore",
+    "Jobs",
+    "Leases",
+    "Memories",
+    "MemoryEntry",
+    "Prefill",
+    "RelayLog",
+    "SegmentCache",
+    "UsageLedger",
+    "WorkerRegistry",
+    "open_store",
+]
 
 @dataclass(frozen=True, slots=True)
 class ChunkWrite:
@@ -60,10 +84,16 @@ class Jobs(Protocol):
     """
 
     async def create(
-        self, job: Job, documents: Sequence[Document], shards: Sequence[Job] = ()
-    ) -> None:
+        self,
+        job: Job,
+        documents: Sequence[Document],
+        shards: Sequence[Job] = (),
+        lookups: Prefill | None = None,
+    ) -> Created:
         """Stores a job, its shards (as many as ``job.shards``, else ``ValueError``) and its
-        documents, all at once."""
+        documents, all at once. With ``lookups``, the segments found in memories or the
+        segment cache are stored translated, and a unit (the job, or a shard) left with
+        nothing to translate is stored ``succeeded``: what ``Created`` tells."""
         ...
 
     async def get(self, job_id: str) -> Job | None:
@@ -89,6 +119,21 @@ class Jobs(Protocol):
     async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
         """Each document's name and its translations so far (``None`` = not yet); a shard
         has none: read its parent's."""
+        ...
+
+    async def origins(self, job_id: str) -> list[list[Origin | None]]:
+        """Where each document's translations so far came from, in the shape of
+        ``results`` (``None`` = not translated yet)."""
+        ...
+
+    async def translations(self, job_id: str) -> list[list[tuple[str, str | None, Origin | None]]]:
+        """Each document's segments as ``(source, target, origin)`` (target and origin None:
+        not translated yet)."""
+        ...
+
+    async def source_texts(self, job_id: str) -> list[tuple[str, str | None, list[str]]]:
+        """Each document's name, its file's format (None: sent as segments) and its source
+        segments, in order; a shard has none: read its parent's."""
         ...
 
     async def source_file(
@@ -239,7 +284,9 @@ class RelayLog(Protocol):
 
 
 class WorkerRegistry(Protocol):
-    """The worker registry: each live worker's ``WorkerInfo``, refreshed while it lives."""
+    """The worker registry: each live worker's ``WorkerInfo`` (with its counters), refreshed
+    while it lives; and the figures the other roles publish of each pool, so that any API
+    process can show the whole fleet (``fleet.py``)."""
 
     async def register_worker(self, worker: WorkerInfo, now: datetime) -> None:
         """Adds or refreshes a worker in the registry (``now`` is its last sign of life)."""
@@ -255,6 +302,18 @@ class WorkerRegistry(Protocol):
 
     async def expire_workers(self, seen_before: datetime) -> int:
         """Removes workers not seen since ``seen_before``; returns how many."""
+        ...
+
+    async def publish_figures(
+        self, pool: Pool, figures: Mapping[str, float], now: datetime
+    ) -> None:
+        """Sets each named figure of ``pool`` (a later value replaces an earlier one), stamped
+        ``now``. One role writes each name: the scaler ``workers_desired`` and
+        ``workers_current``, the watchdog ``routed_warm`` and ``routed_total``."""
+        ...
+
+    async def pool_figures(self, pool: Pool) -> dict[str, tuple[float, datetime]]:
+        """Every figure published of ``pool``: name → (value, when it was published)."""
         ...
 
 
@@ -307,9 +366,21 @@ class Deliveries(Protocol):
         ...
 
 
-class JobStore(Jobs, Leases, RelayLog, WorkerRegistry, UsageLedger, Deliveries, Protocol):
+class JobStore(
+    Jobs,
+    Leases,
+    RelayLog,
+    WorkerRegistry,
+    UsageLedger,
+    Deliveries,
+    SegmentCache,
+    Memories,
+    Glossaries,
+    Protocol,
+):
     """The whole store: ``Jobs``, ``Leases``, ``RelayLog``, ``WorkerRegistry``,
-    ``UsageLedger`` and ``Deliveries`` on one database, opened and closed as one."""
+    ``UsageLedger``, ``Deliveries``, ``SegmentCache``, ``Memories`` and ``Glossaries`` on one
+    database, opened and closed as one."""
 
     async def open(self) -> None:
         """Connects and brings the schema up to date."""

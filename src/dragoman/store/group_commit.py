@@ -1,4 +1,5 @@
-"""Group commit: the job creations on their way share one transaction."""
+"""Group commit: the job creations on their way share one transaction, and the lookups in
+memories and the segment cache that go with them (``prefill``) one query per kind."""
 
 from __future__ import annotations
 
@@ -10,66 +11,82 @@ from sqlalchemy import insert
 
 from dragoman.models import Document, Job
 from dragoman.store.database import Database
+from dragoman.store.prefill import Created, Creation, Prefill, outcome, prefill
 from dragoman.store.rows import content_rows, job_row
 from dragoman.store.tables import documents, jobs, segments
 
 _Row = dict[str, Any]
-_Create = tuple[Job, Sequence[Document], Sequence[Job], asyncio.Future[None]]
+_Pending = tuple[Creation, list[_Row], asyncio.Future[Created]]
 
 
 class GroupCommit:
     def __init__(self, db: Database) -> None:
         self._db = db
-        self._pending: list[_Create] = []
+        self._pending: list[_Pending] = []
         self._flusher: asyncio.Task[None] | None = None
 
-    async def create(self, job: Job, docs: Sequence[Document], shards: Sequence[Job]) -> None:
-        """Stores a job, its shards and its documents in the next transaction."""
-        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._pending.append((job, docs, shards, future))
+    async def create(
+        self,
+        job: Job,
+        docs: Sequence[Document],
+        shards: Sequence[Job],
+        lookups: Prefill | None = None,
+    ) -> Created:
+        """Stores a job, its shards and its documents in the next transaction, with the
+        translations ``lookups`` finds."""
+        future: asyncio.Future[Created] = asyncio.get_running_loop().create_future()
+        try:
+            # Built here, not in the flusher: a creation that cannot become rows fails
+            # its caller alone.
+            doc_rows, seg_rows = content_rows(job.id, docs)
+            job_rows = [job_row(job), *(job_row(shard) for shard in shards)]
+        except Exception as exc:
+            future.set_exception(exc)
+            return await future
+        self._pending.append((Creation(job, shards, lookups, job_rows, seg_rows), doc_rows, future))
         if self._flusher is None or self._flusher.done():
             self._flusher = asyncio.create_task(self._flush())
-        await future
+        return await future
 
     async def _flush(self) -> None:
         await asyncio.sleep(0)  # let the submissions already on their way join this batch
         while self._pending:
             batch, self._pending = self._pending, []
             try:
-                # Inside the try: a creation that cannot become rows fails its callers
-                # rather than the flusher, which would leave every caller waiting.
-                job_rows, doc_rows, seg_rows = _rows(batch)
-                async with self._db.tx() as conn:
-                    await conn.execute(insert(jobs), job_rows)
-                    if doc_rows:
-                        await conn.execute(insert(documents), doc_rows)
-                    if seg_rows:
-                        await conn.execute(insert(segments), seg_rows)
+                created = await self._write(batch)
             except Exception as exc:
                 _settle(batch, exc)
             else:
-                _settle(batch, None)
+                for (*_, future), done in zip(batch, created, strict=True):
+                    if not future.done():
+                        future.set_result(done)
+
+    async def _write(self, batch: list[_Pending]) -> list[Created]:
+        creations = [creation for creation, _, _ in batch]
+        async with self._db.tx() as conn:
+            # A job found whole finishes when it was submitted.
+            await prefill(conn, creations, max(c.job.created_at for c in creations))
+            job_rows = _uniform([row for c in creations for row in c.job_rows], "finished_at")
+            seg_rows = _uniform([row for c in creations for row in c.seg_rows], "target", "origin")
+            doc_rows = [row for _, rows, _ in batch for row in rows]
+            await conn.execute(insert(jobs), job_rows)
+            if doc_rows:
+                await conn.execute(insert(documents), doc_rows)
+            if seg_rows:
+                await conn.execute(insert(segments), seg_rows)
+        return [outcome(creation) for creation in creations]
 
 
-def _rows(batch: list[_Create]) -> tuple[list[_Row], list[_Row], list[_Row]]:
-    """The job, document and segment rows of a batch of creations."""
-    job_rows: list[_Row] = []
-    doc_rows: list[_Row] = []
-    seg_rows: list[_Row] = []
-    for job, docs, shards, _ in batch:
-        job_rows.append(job_row(job))
-        job_rows.extend(job_row(shard) for shard in shards)
-        job_docs, job_segs = content_rows(job.id, docs)
-        doc_rows += job_docs
-        seg_rows += job_segs
-    return job_rows, doc_rows, seg_rows
+def _uniform(rows: list[_Row], *keys: str) -> list[_Row]:
+    """Rows of one multi-row insert must all name the same columns."""
+    if any(key in row for row in rows for key in keys):
+        for row in rows:
+            for key in keys:
+                row.setdefault(key, None)
+    return rows
 
 
-def _settle(batch: list[_Create], exc: Exception | None) -> None:
+def _settle(batch: list[_Pending], exc: Exception) -> None:
     for *_, future in batch:
-        if future.done():
-            continue
-        if exc is None:
-            future.set_result(None)
-        else:
+        if not future.done():
             future.set_exception(exc)

@@ -15,6 +15,7 @@ from dragoman.models import (
     Job,
     JobError,
     JobStatus,
+    Origin,
     Pool,
     Priority,
     RelayRequest,
@@ -65,6 +66,9 @@ def to_job(row: Any) -> Job:
         markup=bool(row.markup),
         callback_url=row.callback_url,
         document_key=row.document_key,
+        memories=tuple(json.loads(row.memories)) if row.memories else (),
+        glossary=row.glossary_id,
+        use_cache=bool(row.use_cache),
     )
 
 
@@ -90,6 +94,9 @@ def job_row(job: Job) -> dict[str, Any]:
         "markup": job.markup,
         "callback_url": job.callback_url,
         "document_key": job.document_key,
+        "memories": json.dumps(list(job.memories)) if job.memories else None,
+        "glossary_id": job.glossary,
+        "use_cache": job.use_cache,
     }
 
 
@@ -120,6 +127,13 @@ def content_rows(
     return doc_rows, seg_rows
 
 
+def origin_of(row: Any) -> Origin | None:
+    """A segment row's origin; a target written without one is the engine's."""
+    if row.target is None:
+        return None
+    return Origin(row.origin) if row.origin else Origin.MT
+
+
 def to_file(row: Any) -> SourceFile | None:
     if row.format is None:
         return None
@@ -135,6 +149,9 @@ def to_worker(row: Any) -> WorkerInfo:
         warm_pairs=frozenset(json.loads(row.warm_pairs)),
         last_seen=aware(row.last_seen),
         pid=row.pid,
+        segments_translated=row.segments_translated,
+        batches=row.batches,
+        batch_segments=row.batch_segments,
     )
 
 
@@ -147,6 +164,9 @@ def worker_row(worker: WorkerInfo, now: datetime) -> dict[str, Any]:
         "busy": worker.busy,
         "warm_pairs": json.dumps(sorted(worker.warm_pairs)),
         "last_seen": now,
+        "segments_translated": worker.segments_translated,
+        "batches": worker.batches,
+        "batch_segments": worker.batch_segments,
     }
 
 

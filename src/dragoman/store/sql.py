@@ -13,17 +13,23 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
-from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus, SourceFile
+from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
 from dragoman.store import ChunkWrite, Ending
 from dragoman.store import shards as family
 from dragoman.store.attempts import SqlAttempts
 from dragoman.store.database import Database
 from dragoman.store.deliveries import SqlDeliveries
+from dragoman.store.glossaries import SqlGlossaries
 from dragoman.store.group_commit import GroupCommit
 from dragoman.store.leases import SqlLeases
+from dragoman.store.memories import SqlMemories
+from dragoman.store.prefill import Created, Prefill
 from dragoman.store.relay_log import SqlRelayLog
-from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_file, to_job
+from dragoman.store.results import SqlResults
+from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_job
+from dragoman.store.segment_cache import SqlSegmentCache
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
+from dragoman.store.texts import SqlTexts
 from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
 
@@ -47,7 +53,19 @@ def _current(job_id: str, attempt: int) -> Any:
     )
 
 
-class SqlJobStore(SqlAttempts, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsage, SqlDeliveries):
+class SqlJobStore(
+    SqlAttempts,
+    SqlResults,
+    SqlLeases,
+    SqlRelayLog,
+    SqlWorkerRegistry,
+    SqlUsage,
+    SqlDeliveries,
+    SqlSegmentCache,
+    SqlMemories,
+    SqlTexts,
+    SqlGlossaries,
+):
     """The whole ``JobStore`` on one database."""
 
     def __init__(self, url: str) -> None:
@@ -64,7 +82,13 @@ class SqlJobStore(SqlAttempts, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsa
         async with self._db.read() as conn:
             await conn.execute(select(1))
 
-    async def create(self, job: Job, docs: Sequence[Document], shards: Sequence[Job] = ()) -> None:
+    async def create(
+        self,
+        job: Job,
+        docs: Sequence[Document],
+        shards: Sequence[Job] = (),
+        lookups: Prefill | None = None,
+    ) -> Created:
         if len(shards) != job.shards or any(shard.parent_id != job.id for shard in shards):
             raise ValueError(
                 f"job {job.id} announces {job.shards} shards; {len(shards)} given, "
@@ -72,7 +96,7 @@ class SqlJobStore(SqlAttempts, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsa
             )
         # Concurrent submissions share one transaction (group commit): a commit costs far
         # more than the rows it writes, and bursts of small jobs are the common case.
-        await self._creates.create(job, docs, shards)
+        return await self._creates.create(job, docs, shards, lookups)
 
     async def get(self, job_id: str) -> Job | None:
         async with self._db.read() as conn:
@@ -126,57 +150,6 @@ class SqlJobStore(SqlAttempts, SqlLeases, SqlRelayLog, SqlWorkerRegistry, SqlUsa
                 )
                 found[shard.id] = [(row.position, row.source) for row in await conn.execute(query)]
         return found
-
-    async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
-        doc_query = (
-            select(documents.c.name, documents.c.segment_count)
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        seg_query = (
-            select(segments.c.target)
-            .where(segments.c.job_id == job_id)
-            .order_by(segments.c.position)
-        )
-        async with self._db.read() as conn:
-            docs = (await conn.execute(doc_query)).all()
-            targets: list[str | None] = [row.target for row in await conn.execute(seg_query)]
-        out, start = [], 0
-        for doc in docs:
-            out.append((doc.name, targets[start : start + doc.segment_count]))
-            start += doc.segment_count
-        return out
-
-    async def document_languages(self, job_id: str) -> list[str | None]:
-        query = (
-            select(documents.c.source_lang)
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        async with self._db.read() as conn:
-            return [row.source_lang for row in await conn.execute(query)]
-
-    async def source_file(
-        self, job_id: str, ordinal: int
-    ) -> tuple[str, SourceFile, list[str | None]] | None:
-        query = select(documents).where(
-            documents.c.job_id == job_id, documents.c.ordinal == ordinal
-        )
-        async with self._db.read() as conn:
-            row = (await conn.execute(query)).first()
-            found = to_file(row) if row is not None else None
-            if row is None or found is None:
-                return None
-            targets = await conn.execute(
-                select(segments.c.target)
-                .where(
-                    segments.c.job_id == job_id,
-                    segments.c.position >= row.first_position,
-                    segments.c.position < row.first_position + row.segment_count,
-                )
-                .order_by(segments.c.position)
-            )
-            return row.name, found, [t.target for t in targets]
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
         found = await self.mark_submitted_many([job_id], now)

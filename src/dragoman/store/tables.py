@@ -7,6 +7,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -15,8 +16,10 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
     false,
     text,
+    true,
 )
 
 metadata = MetaData()
@@ -56,6 +59,9 @@ jobs = Table(
     # True once the end of a job with a callback_url has its delivery row.
     Column("notified", Boolean, nullable=False, default=False, server_default=false()),
     Column("document_key", String(64)),
+    Column("memories", Text),  # JSON list of memory names; null: none
+    Column("glossary_id", String(64)),
+    Column("use_cache", Boolean, nullable=False, default=True, server_default=true()),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),
@@ -84,6 +90,7 @@ segments = Table(
     Column("position", Integer, primary_key=True),
     Column("source", Text, nullable=False),
     Column("target", Text),
+    Column("origin", String(8)),  # ``Origin`` of the target; null until translated
 )
 
 leases = Table(
@@ -118,7 +125,22 @@ workers = Table(
     Column("busy", Boolean, nullable=False),
     Column("warm_pairs", Text, nullable=False),
     Column("last_seen", DateTime(timezone=True), nullable=False),
+    # The worker's counters since it started (see ``WorkerInfo``).
+    Column("segments_translated", BigInteger, nullable=False, default=0, server_default=text("0")),
+    Column("batches", BigInteger, nullable=False, default=0, server_default=text("0")),
+    Column("batch_segments", BigInteger, nullable=False, default=0, server_default=text("0")),
     Index("ix_workers_pool_seen", "pool", "last_seen"),
+)
+
+# What the roles other than workers publish of a pool, one row per figure: the scaler's
+# desired and current workers, the watchdog's warm-routing counts. Any API process reads it.
+pool_figures = Table(
+    "pool_figures",
+    metadata,
+    Column("pool", String(8), primary_key=True),
+    Column("name", String(64), primary_key=True),
+    Column("value", Float, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 
 usage = Table(
@@ -149,4 +171,81 @@ webhook_deliveries = Table(
     Column("delivered_at", DateTime(timezone=True)),
     Index("ix_webhook_deliveries_due", "status", "next_attempt_at"),
     Index("ix_webhook_deliveries_job_id", "job_id"),
+)
+
+# The segment cache (ADR 0014): an engine's output for one segment, under the sha256 of
+# everything that decides it; the least recently used rows go first.
+segment_cache = Table(
+    "segment_cache",
+    metadata,
+    Column("key", LargeBinary(32), primary_key=True),
+    Column("target", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("last_used_at", DateTime(timezone=True), nullable=False),
+    Index("ix_segment_cache_last_used_at", "last_used_at"),
+)
+
+# A tenant's translation memories ("" when authentication is off), imported from TMX.
+memories = Table(
+    "memories",
+    metadata,
+    Column(
+        "id", BigInteger().with_variant(Integer, "sqlite"), primary_key=True, autoincrement=True
+    ),
+    Column("tenant", String(128), nullable=False),
+    Column("name", String(128), nullable=False),
+    Column("units", Integer, nullable=False),
+    Column("languages", Text, nullable=False),  # JSON list of base language codes
+    Column("source_lang", String(16)),  # null: any language may be the source (*all*)
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("tenant", "name", name="uq_memories_tenant_name"),
+)
+
+# One direction of one unit of a memory: ``key`` is the sha256 of the languages and the
+# source's matching form; source and target in the stored form of codes.
+memory_units = Table(
+    "memory_units",
+    metadata,
+    Column(
+        "memory_id",
+        BigInteger().with_variant(Integer, "sqlite"),
+        ForeignKey("memories.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("key", LargeBinary(32), primary_key=True),
+    Column("source_lang", String(16), nullable=False),
+    Column("target_lang", String(16), nullable=False),
+    Column("source", Text, nullable=False),
+    Column("target", Text, nullable=False),
+)
+
+
+glossaries = Table(
+    "glossaries",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("tenant", String(128)),
+    Column("name", Text, nullable=False),
+    Column("source_lang", String(16), nullable=False),
+    Column("target_lang", String(16), nullable=False),
+    Column("entry_count", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # Set when its tenant deletes it; the row goes once no job may still need it.
+    Column("deleted_at", DateTime(timezone=True)),
+    Index("ix_glossaries_tenant_created", "tenant", "created_at"),
+)
+
+glossary_entries = Table(
+    "glossary_entries",
+    metadata,
+    Column(
+        "glossary_id",
+        String(64),
+        ForeignKey("glossaries.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    Column("position", Integer, primary_key=True),
+    Column("source", Text, nullable=False),
+    Column("target", Text, nullable=False),
 )

@@ -27,6 +27,7 @@ class Router:
         self._workers: dict[Pool, list[WorkerInfo]] = {pool: [] for pool in Pool}
         self._routed_at: dict[str, datetime] = {}
         self._counts: dict[Pool, list[int]] = {pool: [0, 0] for pool in Pool}  # warm, all
+        self._published: dict[Pool, tuple[int, int]] = {}
 
     def workers(self, pool: Pool) -> list[WorkerInfo]:
         """The pool's live workers as of the last refresh."""
@@ -38,6 +39,15 @@ class Router:
             self._workers[pool] = await self._registry.live_workers(pool, seen_after)
         live = {worker.id for workers in self._workers.values() for worker in workers}
         self._routed_at = {k: v for k, v in self._routed_at.items() if k in live}
+        await self._publish(now)
+
+    async def _publish(self, now: datetime) -> None:
+        """Puts the routing counts in the store for the dashboard, when they changed."""
+        for pool, (warm, total) in self._counts.items():
+            if self._published.get(pool) != (warm, total):
+                figures = {"routed_warm": float(warm), "routed_total": float(total)}
+                await self._registry.publish_figures(pool, figures, now)
+                self._published[pool] = (warm, total)
 
     async def send(self, job: Job, work: Work) -> str | None:
         """Sends ``work`` (whose first job is ``job``) to an idle worker with the model

@@ -8,6 +8,7 @@ import contextlib
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from dragoman.errors import TransientError
@@ -30,6 +31,25 @@ class Registered(Protocol):
     def idle(self) -> bool: ...
 
 
+@dataclass(slots=True)
+class Tally:
+    """What a worker has done since it started, published with its registry row: the
+    dashboard takes rates from the deltas of these counters."""
+
+    segments_translated: int = 0
+    batches: int = 0
+    batch_segments: int = 0
+
+    def batch(self, size: int) -> None:
+        """One engine call of ``size`` segments."""
+        self.batches += 1
+        self.batch_segments += size
+
+    def translated(self, segments: int) -> None:
+        """``segments`` translations committed."""
+        self.segments_translated += segments
+
+
 class Registration:
     """Registers ``worker`` every heartbeat interval (busy or idle, warm pairs) until
     stopped, then removes it. An entry not refreshed for the registry's TTL counts as gone."""
@@ -43,6 +63,7 @@ class Registration:
         self._host = runtime.settings.worker_host
         self._interval_s = runtime.settings.heartbeat_interval_s
         self._warm_models = warm_models
+        self.tally = Tally()
         self._task: asyncio.Task[None] | None = None
 
     def info(self) -> WorkerInfo:
@@ -53,6 +74,9 @@ class Registration:
             busy=not self._worker.idle,
             warm_pairs=self._warm_models(),
             pid=os.getpid(),
+            segments_translated=self.tally.segments_translated,
+            batches=self.tally.batches,
+            batch_segments=self.tally.batch_segments,
         )
 
     def start(self) -> None:

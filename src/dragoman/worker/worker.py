@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from dragoman.bus import Delivery
 from dragoman.engines import Engines, Pair
 from dragoman.errors import ClientError, DragomanError, TransientError
+from dragoman.glossaries import Terminology
 from dragoman.messages import (
     WATCHDOG_QUEUE,
     Attempt,
@@ -32,6 +33,7 @@ from dragoman.messages import (
     worker_queue,
 )
 from dragoman.models import Job, JobError, JobStatus, Pool
+from dragoman.reuse import Reuse
 from dragoman.runtime import Runtime
 from dragoman.store import ChunkWrite
 from dragoman.worker.chunks import translate_chunk
@@ -66,6 +68,8 @@ class BatchWorker:
         self._metrics = runtime.metrics
         self._engines = engines
         self._registration = Registration(self, runtime, warm_models=engines.warm_models)
+        self._reuse = Reuse(runtime, engines=engines)
+        self._terminology = Terminology(runtime, engines=engines)  # glossaries, kept by id
         self.busy_with: str | None = None
         self._draining = asyncio.Event()
         self._holding = False
@@ -252,9 +256,18 @@ class BatchWorker:
                 continue
             began = time.perf_counter()
             texts = await translate_chunk(
-                self._engines, engine, pair, [(u.job.markup, text) for u, _, text in chunk]
+                self._engines,
+                self._terminology.translate,
+                engine,
+                pair,
+                [(u.job, text) for u, _, text in chunk],
             )
             self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
+            self._registration.tally.batch(len(chunk))
+            # Segment cache (reuse): the new outputs are stored, the first stored one wins.
+            texts = await self._reuse.settle(
+                [(None if unit.stopped else unit.job, text) for unit, _, text in chunk], texts
+            )
             await self._write(chunk, texts)
             if all(unit.stopped for unit in units):
                 raise _Stopped
@@ -273,6 +286,7 @@ class BatchWorker:
                 self._metrics.segments_translated.labels(unit.job.engine, self.pool).inc(
                     len(results)
                 )
+                self._registration.tally.translated(len(results))
             else:
                 unit.stopped = True
 

@@ -6,15 +6,14 @@ Each route authenticates the caller (``deepl_request.tenant_of``), reads its par
 DeepL does, calls the same translator, engines and file jobs as ``/v1``, and answers in
 DeepL's shapes; refusals are ``{"message": "..."}`` with DeepL's status codes. Every
 translation request is charged to the tenant's usage before any work (a document through
-its file job). Glossaries do not exist yet: their routes answer 404, and no language
-pair supports one. Any other path under
-``/v2`` is DeepL's 404 too, so this router must stay the last one to route ``/v2``. The routes
-stay out of ``/openapi.json``, which describes the v1 contract.
+its file job). Glossaries (``glossary_id`` here, their routes in ``deepl_glossaries``) are
+dragoman's own, shared with ``/v1``. Any other path under ``/v2`` is DeepL's 404, so this
+router must stay the last one to route ``/v2``. The routes stay out of ``/openapi.json``,
+which describes the v1 contract.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -27,6 +26,7 @@ from dragoman.api.compat.deepl_documents import (
     not_ready,
     status_of,
 )
+from dragoman.api.compat.deepl_glossaries import glossary_id_of, glossary_terms
 from dragoman.api.compat.deepl_languages import (
     check_pair,
     deepl_code,
@@ -34,12 +34,10 @@ from dragoman.api.compat.deepl_languages import (
     source_languages,
     target_languages,
 )
-from dragoman.api.compat.deepl_request import DeepLError, DeepLParams, answer, read_params
-from dragoman.api.compat.deepl_request import tenant_of as tenant_from
+from dragoman.api.compat.deepl_request import DeepLError, DeepLParams, handle
 from dragoman.api.compat.deepl_text import (
     characters,
     check_formality,
-    check_glossary,
     text_options,
     translate_texts,
 )
@@ -54,23 +52,6 @@ router = APIRouter(tags=["deepl"], include_in_schema=False)
 NO_LIMIT = 1_000_000_000_000  # DeepL's character_limit for "no limit"
 _READ = ["GET", "POST"]
 _ANY = ["GET", "POST", "PUT", "PATCH", "DELETE"]
-
-Use = Callable[[DeepLParams, str | None], Awaitable[Any]]
-
-
-async def _handle(request: Request, use: Use) -> Response:
-    """``use`` of the request's parameters and tenant, answered as ``answer`` does."""
-
-    async def run() -> Any:
-        if request.headers.get("authorization"):
-            tenant_from(request, DeepLParams({}))  # a bad key is a 403 before the body is read
-        params = await read_params(request)
-        try:
-            return await use(params, tenant_from(request, params))
-        finally:
-            await params.close()
-
-    return await answer(run())
 
 
 def _languages(params: DeepLParams) -> tuple[str | None, str]:
@@ -96,11 +77,12 @@ async def deepl_translate(request: Request, service: Service) -> Response:
         source, target = _languages(params)
         options = text_options(params)
         check_formality(params)
-        check_glossary(params, source)
+        glossary = glossary_id_of(params, source)
         check_pair(installed(service), source, target)
         _check_limits(service, texts)
+        terms = await glossary_terms(service, glossary, tenant, Pair(source or target, target))
         await service.manager.usage.charge(tenant, characters(texts))
-        out, detected = await translate_texts(service, texts, source, target, options)
+        out, detected = await translate_texts(service, texts, source, target, options, terms)
         return {
             "translations": [
                 {
@@ -112,7 +94,7 @@ async def deepl_translate(request: Request, service: Service) -> Response:
             ]
         }
 
-    return await _handle(request, use)
+    return await handle(request, use)
 
 
 @router.api_route("/v2/languages", methods=_READ)
@@ -122,7 +104,7 @@ async def deepl_languages(request: Request, service: Service) -> Response:
         pairs = installed(service)
         return target_languages(pairs) if kind == "target" else source_languages(pairs)
 
-    return await _handle(request, use)
+    return await handle(request, use)
 
 
 @router.api_route("/v2/usage", methods=_READ)
@@ -136,7 +118,7 @@ async def deepl_usage(request: Request, service: Service) -> Response:
             "end_time": report.period_end.isoformat().replace("+00:00", "Z"),
         }
 
-    return await _handle(request, use)
+    return await handle(request, use)
 
 
 @router.post("/v2/document")
@@ -145,13 +127,14 @@ async def deepl_document(request: Request, service: Service) -> Response:
         part = params.file("file")
         source, target = _languages(params)
         check_formality(params)
-        check_glossary(params, source)
+        glossary = glossary_id_of(params, source)
         name = params.text("filename") or part.filename or "document.txt"
         for_file(name)  # an unknown extension is refused before the upload is read
         check_output_format(params, name)
         check_pair(installed(service), source, target)
         if source == target:
             raise DeepLError("Source and target language are equal.")
+        await glossary_terms(service, glossary, tenant, Pair(source or target, target))
         limit = service.settings.max_file_bytes
         content = await part.read(limit + 1)
         if len(content) > limit:
@@ -164,11 +147,11 @@ async def deepl_document(request: Request, service: Service) -> Response:
         key = new_key()
         upload = Upload(name, content)
         job = await service.files.submit(
-            tenant=tenant, pair=pair, uploads=[upload], document_key=key
+            tenant=tenant, pair=pair, uploads=[upload], document_key=key, glossary=glossary
         )
         return {"document_id": job.id, "document_key": key}
 
-    return await _handle(request, use)
+    return await handle(request, use)
 
 
 @router.api_route("/v2/document/{document_id}", methods=_READ)
@@ -177,7 +160,7 @@ async def deepl_document_status(request: Request, document_id: str, service: Ser
         job = await document_of(service, document_id, params, tenant)
         return await status_of(service, job)
 
-    return await _handle(request, use)
+    return await handle(request, use)
 
 
 @router.api_route("/v2/document/{document_id}/result", methods=_READ)
@@ -193,27 +176,7 @@ async def deepl_document_result(request: Request, document_id: str, service: Ser
             found.content, media_type=found.media_type, headers={"Content-Disposition": disposition}
         )
 
-    return await _handle(request, use)
-
-
-@router.api_route("/v2/glossary-language-pairs", methods=_READ)
-async def deepl_glossary_pairs(request: Request) -> Response:
-    """No pair takes a glossary yet. An empty list, not a 404: Weblate asks this before
-    every translation of a project with a glossary, and a 404 would fail the translation."""
-
-    async def use(_: DeepLParams, __: str | None) -> Any:
-        return {"supported_languages": []}
-
-    return await _handle(request, use)
-
-
-@router.api_route("/v2/glossaries", methods=_ANY)
-@router.api_route("/v2/glossaries/{rest:path}", methods=_ANY)
-async def deepl_glossaries(request: Request) -> Response:
-    async def use(_: DeepLParams, __: str | None) -> Any:
-        raise DeepLError("Glossaries are not available on this server yet", 404)
-
-    return await _handle(request, use)
+    return await handle(request, use)
 
 
 @router.api_route("/v2/{rest:path}", methods=_ANY)

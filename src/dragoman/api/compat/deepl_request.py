@@ -15,7 +15,7 @@ Retry-After, 456 quota spent, 503 with Retry-After; FastAPI's error body is neve
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request, Response
@@ -140,6 +140,24 @@ def tenant_of(request: Request, params: DeepLParams) -> str | None:
     if tenant is None:
         raise DeepLError("Authorization failure: the auth key is missing or not valid", 403)
     return tenant
+
+
+Use = Callable[[DeepLParams, str | None], Awaitable[Any]]
+
+
+async def handle(request: Request, use: Use) -> Response:
+    """``use`` of the request's parameters and tenant, answered as ``answer`` does."""
+
+    async def run() -> Any:
+        if request.headers.get("authorization"):
+            tenant_of(request, DeepLParams({}))  # a bad key is a 403 before the body is read
+        params = await read_params(request)
+        try:
+            return await use(params, tenant_of(request, params))
+        finally:
+            await params.close()
+
+    return await answer(run())
 
 
 async def answer(work: Awaitable[Any]) -> Response:

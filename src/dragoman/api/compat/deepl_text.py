@@ -18,7 +18,8 @@ What each option does here:
 - ``formality``: ``default``, ``prefer_more`` and ``prefer_less`` are accepted and change
   nothing; ``more`` and ``less`` are DeepL's 400 for a language without formality (none
   has one here).
-- ``glossary_id``: DeepL's 400 without ``source_lang``, else a 404: no glossary exists yet.
+- ``glossary_id`` (or ``glossary_ids`` with one id): the tenant's glossary for the pair;
+  its terms are kept in plain and tagged texts alike (``deepl_glossaries``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from dragoman.api.compat.deepl_tags import (
 )
 from dragoman.api.compat.lt_translate import translate
 from dragoman.api.deps import ApiParts
+from dragoman.terms import Terms
 
 _FORMALITIES = ("default", "prefer_more", "prefer_less", "more", "less")
 
@@ -70,16 +72,6 @@ def check_formality(params: DeepLParams) -> None:
         raise DeepLError("'formality' is not supported for given 'target_lang'.")
 
 
-def check_glossary(params: DeepLParams, source: str | None) -> None:
-    """No glossary exists yet: naming one is refused as DeepL refuses an unknown one."""
-    given = params.text("glossary_id") or params.tags("glossary_ids")
-    if not given:
-        return
-    if source is None:
-        raise DeepLError("Use of a glossary requires the source_lang parameter to be specified")
-    raise DeepLError("Glossary not found", 404)
-
-
 def characters(texts: Sequence[str]) -> int:
     """What a request is charged and billed: its texts' code points, tags included."""
     return sum(len(text) for text in texts)
@@ -91,6 +83,7 @@ async def translate_texts(
     source: str | None,
     target: str,
     options: TextOptions,
+    terms: Terms | None = None,
 ) -> tuple[list[str], list[str]]:
     """Each text's translation and source language (given, or detected), in order. A text
     whose source is its target comes back as it is, as DeepL gives it."""
@@ -106,7 +99,7 @@ async def translate_texts(
     else:
         sent = [mark_ignored(t, options.ignore) if html else t for t in texts]
     outcome = await translate(
-        service, source or "auto", target, sent, html=html, segmentation=options.split
+        service, source or "auto", target, sent, html=html, segmentation=options.split, terms=terms
     )
     if source is None and outcome.detected is not None:
         detected = [found.language for found in outcome.detected]
@@ -118,7 +111,7 @@ async def translate_texts(
     for text, out, how, language in zip(texts, outcome.texts, rewritten, detected, strict=True):
         restored = restore_xml(out, how)
         if restored is None:  # the markers did not pair up: the text as HTML, unrewritten
-            again = await translate(service, language, target, [text], html=True)
+            again = await translate(service, language, target, [text], html=True, terms=terms)
             restored = again.texts[0]
         results.append(restored)
     return results, detected

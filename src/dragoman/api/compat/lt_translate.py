@@ -10,6 +10,7 @@ own, among the sources of the installed pairs into the target.
 from __future__ import annotations
 
 import asyncio
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from dragoman.errors import InvalidRequest
 from dragoman.formats import by_name, for_file, prepare, rebuild
 from dragoman.languages import canonical
 from dragoman.models import Pair
+from dragoman.terms import Terms, keep_terms
 
 _TAG = re.compile(r"<[^>]*>")
 _SAMPLE_UNITS = 200  # of a file, for source=auto
@@ -124,12 +126,14 @@ async def translate(
     *,
     html: bool,
     segmentation: bool = True,
+    terms: Terms | None = None,
 ) -> Outcome:
     """Each text translated; with ``source == "auto"``, each from its detected language.
-    ``segmentation`` (HTML only) splits each block into sentences before translating it."""
+    ``segmentation`` (HTML only) splits each block into sentences before translating it.
+    ``terms`` (a glossary's, for an explicit source) are kept in plain and HTML texts."""
     if source.lower() != "auto":
         pair = pair_of(service, source, target)
-        return Outcome(await _translate(service, pair, texts, html, segmentation), None)
+        return Outcome(await _translate(service, pair, texts, html, segmentation, terms), None)
     tgt, candidates = auto_pair(service, target)
     detected = await detect_sources(texts, candidates, html=html)
     results = await per_language(
@@ -141,15 +145,24 @@ async def translate(
 
 
 async def _translate(
-    service: ApiParts, pair: Pair, texts: Sequence[str], html: bool, segmentation: bool
+    service: ApiParts,
+    pair: Pair,
+    texts: Sequence[str],
+    html: bool,
+    segmentation: bool,
+    terms: Terms | None = None,
 ) -> list[str]:
     if not html:
-        return await service.translator.translate(pair.source, pair.target, texts)
-    return await _translate_html(service, pair, texts, segmentation)
+        return await service.translator.translate(pair.source, pair.target, texts, terms=terms)
+    return await _translate_html(service, pair, texts, segmentation, terms)
 
 
 async def _translate_html(
-    service: ApiParts, pair: Pair, texts: Sequence[str], segmentation: bool
+    service: ApiParts,
+    pair: Pair,
+    texts: Sequence[str],
+    segmentation: bool,
+    terms: Terms | None = None,
 ) -> list[str]:
     """Each text as a one-file HTML document: prepared, translated with its codes, rebuilt."""
     fmt = by_name("html")
@@ -168,7 +181,8 @@ async def _translate_html(
     if not segments:
         return list(texts)
     engine = service.engines.resolve(pair).name
-    translated = await service.engines.translate_marked(engine, pair, segments)
+    call = functools.partial(service.engines.translate_marked, engine, pair)
+    translated = await keep_terms(call, [(s, terms) for s in segments], marked=True)
     results, start = [], 0
     for text, p in zip(texts, prepared, strict=True):
         mine = translated[start : start + len(p.segments)]

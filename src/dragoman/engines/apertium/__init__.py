@@ -22,7 +22,8 @@ from dragoman.engines.apertium.modes import Mode, discover_modes, null_flush_scr
 from dragoman.engines.apertium.pool import PipelinePool
 from dragoman.engines.apertium.stream import deformat, reformat
 from dragoman.engines.apertium.tagger import split_script
-from dragoman.errors import EngineError
+from dragoman.engines.apertium.version import Versions
+from dragoman.errors import EngineError, UnsupportedPair
 from dragoman.formats.markup import Marked, project
 from dragoman.models import Pair
 
@@ -54,9 +55,16 @@ class ApertiumEngine:
         self._pools: dict[Pair, PipelinePool] = {}
         self._lock = asyncio.Lock()
         self._reaper: asyncio.Task[None] | None = None
+        self._versions = Versions()
 
     def pairs(self) -> frozenset[Pair]:
         return frozenset(self._modes)
+
+    def version(self, pair: Pair) -> str:
+        mode = self._modes.get(pair)
+        if mode is None:
+            raise UnsupportedPair(f"apertium has no mode for {pair}")
+        return self._versions.of(mode.path)
 
     def warm_pairs(self) -> frozenset[Pair]:
         return frozenset(self._pools)

@@ -1,0 +1,247 @@
+"""``/v1/glossaries``: a tenant's term lists, sent as JSON entries or a CSV/TSV file."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import PurePath
+from typing import Any
+
+from fastapi import APIRouter, Request, Response
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.datastructures import FormData, UploadFile
+
+from dragoman.api.deps import Service, Tenant
+from dragoman.api.errors import error_responses
+from dragoman.api.schemas import Language
+from dragoman.errors import InvalidRequest, UnsupportedFormat
+from dragoman.models import Glossary
+from dragoman.terms.entries import FORMATS, from_json
+
+router = APIRouter(prefix="/v1/glossaries", tags=["glossaries"])
+
+_FIELDS = {"name", "source_lang", "target_lang", "format", "file"}
+
+
+class EntryIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(
+        examples=["server"],
+        description="A term, matched as whole words; no control character",
+        json_schema_extra={"minLength": 1},
+    )
+    target: str = Field(
+        examples=["servidor"],
+        description="What it becomes; equal to the source, the term is kept",
+        json_schema_extra={"minLength": 1},
+    )
+
+
+class GlossaryIn(BaseModel):
+    """A glossary as JSON; its entries never change once it is created."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(examples=["product terms"])
+    source_lang: Language = Field(examples=["en"])
+    target_lang: Language = Field(examples=["es"])
+    entries: list[EntryIn] = Field(
+        description="At least one; no source twice", json_schema_extra={"minItems": 1}
+    )
+
+
+class GlossaryFileIn(BaseModel):
+    """A glossary as a multipart form with a TSV or CSV file (DeepL's glossary formats)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    source_lang: Language
+    target_lang: Language
+    file: bytes = Field(
+        description="source<TAB>target (.tsv) or source,target (.csv) lines",
+        json_schema_extra={"format": "binary"},
+    )
+    format: str | None = Field(
+        None, description="tsv or csv; absent: from the file's extension", examples=["tsv"]
+    )
+
+
+class GlossaryOut(BaseModel):
+    id: str
+    name: str
+    source_lang: str
+    target_lang: str
+    entry_count: int
+    created_at: datetime
+
+    @classmethod
+    def of(cls, glossary: Glossary) -> GlossaryOut:
+        return cls(
+            id=glossary.id,
+            name=glossary.name,
+            source_lang=glossary.source_lang,
+            target_lang=glossary.target_lang,
+            entry_count=glossary.entry_count,
+            created_at=glossary.created_at,
+        )
+
+
+class EntryOut(BaseModel):
+    source: str
+    target: str
+
+
+class GlossaryWithEntries(GlossaryOut):
+    entries: list[EntryOut]
+
+
+class GlossaryList(BaseModel):
+    glossaries: list[GlossaryOut]
+
+
+_BODIES = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/GlossaryIn"}},
+            "multipart/form-data": {"schema": {"$ref": "#/components/schemas/GlossaryFileIn"}},
+        },
+    }
+}
+_CREATED: dict[int | str, dict[str, Any]] = {
+    201: {
+        "description": "The glossary",
+        "headers": {
+            "Location": {
+                "description": "The glossary's URL, /v1/glossaries/{id}",
+                "required": True,
+                "schema": {"type": "string"},
+            }
+        },
+    }
+}
+
+
+def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """``error_responses``, told of glossaries rather than jobs."""
+    found = error_responses(*statuses)
+    if 404 in found:
+        found[404] = {**found[404], "description": "No such glossary for the caller's tenant"}
+    if 409 in found:
+        found[409] = {**found[409], "description": "The tenant has as many glossaries as allowed"}
+    return found
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=GlossaryOut,
+    responses={**_CREATED, **_responses(401, 409, 413, 415, 422, 503)},
+    openapi_extra=_BODIES,
+)
+async def create_glossary(
+    request: Request, response: Response, service: Service, tenant: Tenant
+) -> GlossaryOut:
+    """Creates a glossary from JSON entries or an uploaded TSV or CSV file."""
+    terminology = service.manager.terminology
+    content_type = request.headers.get("content-type", "")
+    if content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
+        name, source, target, content, fmt = await _from_form(request, service)
+        pair = terminology.pair_of(source, target)
+        rows = terminology.rows_of_table(content, fmt, pair)
+    else:
+        body = await _json_in(request)
+        name, pair = body.name, terminology.pair_of(body.source_lang, body.target_lang)
+        rows = from_json((entry.source, entry.target) for entry in body.entries)
+    glossary = await terminology.create(tenant=tenant, name=name, pair=pair, rows=rows)
+    response.headers["Location"] = f"/v1/glossaries/{glossary.id}"
+    return GlossaryOut.of(glossary)
+
+
+async def _json_in(request: Request) -> GlossaryIn:
+    try:
+        return GlossaryIn.model_validate_json(await request.body())
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
+        raise RequestValidationError(errors) from None
+
+
+async def _from_form(request: Request, service: Service) -> tuple[str, str, str, bytes, str]:
+    """The name, languages, table and table format of a multipart glossary."""
+    try:
+        form = await request.form(max_files=1, max_fields=8, max_part_size=2**16)
+    except Exception as exc:  # the multipart parser's errors have no common type
+        raise InvalidRequest(f"body: not a valid multipart form ({exc})") from None
+    try:
+        unknown = sorted(set(form.keys()) - _FIELDS)
+        if unknown:
+            raise InvalidRequest(f"unknown form fields: {', '.join(unknown)}")
+        name, source, target = (_field(form, key) for key in ("name", "source_lang", "target_lang"))
+        part = form.get("file")
+        if not isinstance(part, UploadFile):
+            raise InvalidRequest("file: a part named 'file' with the entries is required")
+        fmt = _format(_optional(form, "format"), part.filename or "")
+        content = await part.read(service.settings.glossary_max_file_bytes + 1)
+        return name, source, target, content, fmt
+    finally:
+        await form.close()
+
+
+def _optional(form: FormData, key: str) -> str | None:
+    values = form.getlist(key)
+    if len(values) > 1:
+        raise InvalidRequest(f"{key}: given {len(values)} times")
+    if not values:
+        return None
+    value = values[0]
+    if not isinstance(value, str):
+        raise InvalidRequest(f"{key}: must be a plain field, not a file")
+    return value
+
+
+def _field(form: FormData, key: str) -> str:
+    value = _optional(form, key)
+    if not value:
+        raise InvalidRequest(f"{key}: field required")
+    return value
+
+
+def _format(declared: str | None, filename: str) -> str:
+    fmt = (declared or PurePath(filename).suffix.lstrip(".")).lower()
+    if fmt not in FORMATS:
+        what = f"format {declared!r}" if declared else f"the file {filename!r}"
+        raise UnsupportedFormat(f"{what}: glossaries are read from tsv or csv")
+    return fmt
+
+
+@router.get("", response_model=GlossaryList, responses=_responses(401, 503))
+async def list_glossaries(service: Service, tenant: Tenant) -> GlossaryList:
+    """The caller's glossaries, oldest first (without their entries)."""
+    found = await service.manager.terminology.list_glossaries(tenant)
+    return GlossaryList(glossaries=[GlossaryOut.of(g) for g in found])
+
+
+@router.get(
+    "/{glossary_id}", response_model=GlossaryWithEntries, responses=_responses(401, 404, 503)
+)
+async def get_glossary(glossary_id: str, service: Service, tenant: Tenant) -> GlossaryWithEntries:
+    """One of the caller's glossaries, with its entries in their order."""
+    glossary, entries = await service.manager.terminology.entries(glossary_id, tenant)
+    return GlossaryWithEntries(
+        **GlossaryOut.of(glossary).model_dump(),
+        entries=[EntryOut(source=e.source, target=e.target) for e in entries],
+    )
+
+
+@router.delete(
+    "/{glossary_id}",
+    status_code=204,
+    response_class=Response,
+    responses=_responses(401, 404, 503),
+)
+async def delete_glossary(glossary_id: str, service: Service, tenant: Tenant) -> Response:
+    """Deletes a glossary; jobs that named it already still keep its terms."""
+    await service.manager.terminology.delete(glossary_id, tenant)
+    return Response(status_code=204)

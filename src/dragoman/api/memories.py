@@ -1,0 +1,138 @@
+"""``/v1/memories``: a tenant's translation memories, imported from TMX 1.4."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from fastapi import APIRouter, Request, Response
+from pydantic import BaseModel, Field
+from starlette.datastructures import FormData, UploadFile
+
+from dragoman.api.deps import Service, Tenant
+from dragoman.api.errors import error_responses
+from dragoman.api.schemas import MEMORY_NAME_PATTERN, ErrorOut
+from dragoman.errors import InvalidRequest, PayloadTooLarge
+from dragoman.models import MemoryInfo
+
+router = APIRouter(prefix="/v1/memories", tags=["memories"])
+
+_MISSING: dict[int | str, dict[str, object]] = {
+    404: {"model": ErrorOut, "description": "The tenant has no memory of that name"}
+}
+
+
+class MemoryOut(BaseModel):
+    name: str
+    units: int = Field(description="Translation units read from the file")
+    languages: list[str] = Field(description="Base language codes of the units' variants")
+    source_lang: str | None = Field(description="The file's srclang; null: *all*")
+    created_at: datetime
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, info: MemoryInfo) -> MemoryOut:
+        return cls(
+            name=info.name,
+            units=info.units,
+            languages=list(info.languages),
+            source_lang=info.source_lang,
+            created_at=info.created_at,
+            updated_at=info.updated_at,
+        )
+
+
+class MemoryCreated(MemoryOut):
+    replaced: bool = Field(description="True when a memory of this name was replaced")
+
+
+class MemoryList(BaseModel):
+    memories: list[MemoryOut]
+
+
+_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["name", "file"],
+                    "properties": {
+                        "name": {"type": "string", "pattern": MEMORY_NAME_PATTERN},
+                        "file": {
+                            "type": "string",
+                            "format": "binary",
+                            "description": "A TMX 1.4 file",
+                        },
+                    },
+                }
+            }
+        },
+    }
+}
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=MemoryCreated,
+    responses=error_responses(401, 413, 422, 503),
+    openapi_extra=_BODY,
+)
+async def import_memory(request: Request, service: Service, tenant: Tenant) -> MemoryCreated:
+    """Imports a TMX 1.4 file as the memory ``name``; a memory of that name is replaced."""
+    try:
+        form = await request.form(max_files=1, max_fields=4, max_part_size=2**20)
+    except Exception as exc:  # the multipart parser's errors have no common type
+        raise InvalidRequest(f"body: not a valid multipart form ({exc})") from None
+    try:
+        name, file = _fields(form)
+        limit = service.settings.max_file_bytes
+        data = await file.read(limit + 1)
+    finally:
+        await form.close()
+    filename = file.filename or "memory.tmx"
+    if len(data) > limit:
+        raise PayloadTooLarge(
+            f"{filename}: larger than the limit of {limit} bytes (DRAGOMAN_MAX_FILE_BYTES)"
+        )
+    if not data:
+        raise InvalidRequest(f"{filename}: the file is empty")
+    info, replaced = await service.manager.memories.import_tmx(tenant, name, data, filename)
+    return MemoryCreated(**MemoryOut.of(info).model_dump(), replaced=replaced)
+
+
+def _fields(form: FormData) -> tuple[str, UploadFile]:
+    unknown = sorted(set(form.keys()) - {"name", "file"})
+    if unknown:
+        raise InvalidRequest(f"unknown form fields: {', '.join(unknown)}")
+    names, files = form.getlist("name"), form.getlist("file")
+    if len(names) != 1 or not isinstance(names[0], str):
+        raise InvalidRequest("name: give the memory's name once, as a plain field")
+    if not re.fullmatch(MEMORY_NAME_PATTERN, names[0]):
+        raise InvalidRequest(
+            f"name: {names[0]!r} is not a memory name (letters, digits, '.', '_', '-')"
+        )
+    if len(files) != 1 or not isinstance(files[0], UploadFile):
+        raise InvalidRequest("file: send one TMX file as a part named 'file'")
+    return names[0], files[0]
+
+
+@router.get("", response_model=MemoryList, responses=error_responses(401, 503))
+async def list_memories(service: Service, tenant: Tenant) -> MemoryList:
+    """The caller's memories, by name."""
+    found = await service.manager.memories.listing(tenant)
+    return MemoryList(memories=[MemoryOut.of(info) for info in found])
+
+
+@router.delete(
+    "/{name}",
+    status_code=204,
+    response_class=Response,
+    responses={**error_responses(401, 503), **_MISSING},
+)
+async def delete_memory(service: Service, tenant: Tenant, name: str) -> Response:
+    """Deletes a memory; jobs already submitted keep what they took from it."""
+    await service.manager.memories.delete(tenant, name)
+    return Response(status_code=204)

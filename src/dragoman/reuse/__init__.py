@@ -1,0 +1,156 @@
+"""Repeated text costs nothing: translation memories and the segment cache (ADR 0014).
+
+- ``Reuse.prefill``: at submission, what each segment of a new job may take from the
+  memories it names (``tm``, first memory listed wins) or from the segment cache
+  (``cache``); the store looks it all up in the transaction that stores the job.
+- ``Reuse.settle``: in the worker, after the engine, the new outputs go into the cache;
+  where another worker stored one first, that one is used, so repeats stay identical.
+- ``Reuse.trim``: the cache kept under ``cache_max_segments``, least recently used out.
+
+``keys`` makes the keys, ``forms`` the matching of memory entries, ``memories`` the TMX
+imports, ``export`` a job's translations as TMX.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+from dragoman.engines import Engines
+from dragoman.errors import DragomanError, TransientError
+from dragoman.formats.markup import parse_stored, same_codes
+from dragoman.models import Document, Job, Pair
+from dragoman.reuse.forms import JobSegment, fit, job_segment
+from dragoman.reuse.keys import cache_key, memory_key
+from dragoman.runtime import Runtime
+from dragoman.store import CacheWrite, Prefill
+
+log = logging.getLogger(__name__)
+
+# Above this many segments the keys are computed off the event loop.
+_IN_THREAD_SEGMENTS = 2000
+
+
+def _acceptable(job: Job, source: str, output: str) -> bool:
+    """Only outputs that pass the checks are cached: a file job's translation carries its
+    source's codes, and a segment with text does not come back empty."""
+    if job.markup:
+        return same_codes(parse_stored(source), parse_stored(output))
+    return not source.strip() or bool(output.strip())
+
+
+class Reuse:
+    def __init__(self, runtime: Runtime, *, engines: Engines) -> None:
+        self._settings = runtime.settings
+        self._store = runtime.store
+        self._clock = runtime.clock
+        self._engines = engines
+
+    def caches(self, job: Job) -> bool:
+        """Whether ``job`` reads and feeds the segment cache."""
+        return self._settings.cache and job.use_cache
+
+    async def prefill(
+        self,
+        job: Job,
+        shards: Sequence[Job],
+        documents: Sequence[Document],
+        memory_ids: Sequence[int],
+    ) -> Prefill | None:
+        """The lookups of a new job (None when it has neither memories nor the cache)."""
+        if not memory_ids and not self.caches(job):
+            return None
+        segments = [segment for doc in documents for segment in doc.segments]
+        work = (job, shards or [job], segments, tuple(memory_ids))
+        if len(segments) > _IN_THREAD_SEGMENTS:
+            return await asyncio.to_thread(self._prefill, *work)
+        return self._prefill(*work)
+
+    def _prefill(
+        self, job: Job, units: Sequence[Job], segments: list[str], memory_ids: tuple[int, ...]
+    ) -> Prefill:
+        forms: dict[int, JobSegment] = {}
+        memory_keys: dict[int, bytes] = {}
+        cache_keys: dict[int, bytes] = {}
+        for unit in units:
+            pair = Pair(unit.source_lang, unit.target_lang)
+            version = self._version(unit, pair) if self.caches(job) else None
+            first = unit.first_position or 0
+            end = unit.end_position if unit.end_position is not None else len(segments)
+            for position in range(first, end):
+                text = segments[position]
+                if memory_ids and text.strip():
+                    form = forms[position] = job_segment(text, markup=job.markup)
+                    memory_keys[position] = memory_key(pair.source, pair.target, form.form)
+                if version is not None:
+                    cache_keys[position] = self._key(unit, version, pair, text)
+        return Prefill(
+            memory_ids,
+            memory_keys,
+            cache_keys,
+            lambda position, target: fit(segments[position], forms[position], target),
+        )
+
+    def _version(self, unit: Job, pair: Pair) -> str | None:
+        try:
+            return self._engines.version(unit.engine, pair)
+        except DragomanError as exc:
+            log.warning("no segment cache for %s %s: %s", unit.engine, pair, exc.message)
+            return None
+
+    @staticmethod
+    def _key(unit: Job, version: str, pair: Pair, text: str) -> bytes:
+        return cache_key(
+            tenant=unit.tenant,
+            engine=unit.engine,
+            version=version,
+            pair=pair,
+            glossary=unit.glossary,
+            markup=unit.markup,
+            segment=text,
+        )
+
+    async def settle(
+        self, chunk: Sequence[tuple[Job | None, str]], outputs: list[str]
+    ) -> list[str]:
+        """The outputs to write for ``chunk`` (``(job, source)``; job None: the job stopped,
+        its output is not kept): each acceptable new output is stored in the cache, first
+        write wins, and every output the cache holds comes back as stored. A store that is
+        away costs the cache only: the outputs come back as they were."""
+        if not self._settings.cache:
+            return outputs
+        keyed: list[tuple[int, bytes]] = []
+        versions: dict[tuple[str, Pair], str | None] = {}
+        for i, ((job, source), output) in enumerate(zip(chunk, outputs, strict=True)):
+            if job is None or not job.use_cache or not _acceptable(job, source, output):
+                continue
+            pair = Pair(job.source_lang, job.target_lang)
+            if (job.engine, pair) not in versions:
+                versions[(job.engine, pair)] = self._version(job, pair)
+            version = versions[(job.engine, pair)]
+            if version is not None:
+                keyed.append((i, self._key(job, version, pair, source)))
+        if not keyed:
+            return outputs
+        try:
+            writes = [
+                CacheWrite(key, outputs[i], job.id, job.attempts)
+                for i, key in keyed
+                if (job := chunk[i][0]) is not None
+            ]
+            stored = await self._store.cache_put(writes, self._clock.now())
+        except TransientError as exc:
+            log.warning("segment cache not updated: %s", exc)
+            return outputs
+        settled = list(outputs)
+        for i, key in keyed:
+            settled[i] = stored.get(key, settled[i])
+        return settled
+
+    async def trim(self) -> int:
+        """Deletes the least recently used cache entries beyond ``cache_max_segments``."""
+        removed = await self._store.trim_cache(self._settings.cache_max_segments)
+        if removed:
+            log.info("segment cache: %d least recently used entries removed", removed)
+        return removed

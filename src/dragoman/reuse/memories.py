@@ -1,0 +1,61 @@
+"""Translation memories, the use cases: a TMX file in (a second upload of a name replaces
+the memory, as Weblate and ModernMT users expect), listed, deleted, and named by jobs."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+
+from dragoman.errors import InvalidRequest, NotFound, PayloadTooLarge
+from dragoman.formats.tmx import read_tmx
+from dragoman.models import MemoryInfo
+from dragoman.reuse.forms import memory_entries
+from dragoman.runtime import Runtime
+
+
+class TranslationMemories:
+    def __init__(self, runtime: Runtime) -> None:
+        self._settings = runtime.settings
+        self._store = runtime.store
+        self._clock = runtime.clock
+
+    async def import_tmx(
+        self, tenant: str | None, name: str, data: bytes, filename: str
+    ) -> tuple[MemoryInfo, bool]:
+        """Stores the memory ``name`` from a TMX 1.4 file; ``(memory, replaced)``.
+        ``InvalidFile`` naming what is wrong with the file, 413 when it is too large."""
+        limit = self._settings.max_file_bytes
+        if len(data) > limit:
+            raise PayloadTooLarge(
+                f"{filename}: larger than the limit of {limit} bytes (DRAGOMAN_MAX_FILE_BYTES)"
+            )
+        memory = await asyncio.to_thread(read_tmx, data, filename)
+        entries = await asyncio.to_thread(memory_entries, memory)
+        now = self._clock.now()
+        info = MemoryInfo(
+            name=name,
+            units=len(memory.units),
+            languages=tuple(memory.languages),
+            source_lang=memory.source_lang,
+            created_at=now,
+            updated_at=now,
+        )
+        replaced = await self._store.save_memory(tenant or "", info, entries)
+        return info, replaced
+
+    async def listing(self, tenant: str | None) -> list[MemoryInfo]:
+        return await self._store.list_memories(tenant or "")
+
+    async def delete(self, tenant: str | None, name: str) -> None:
+        if not await self._store.delete_memory(tenant or "", name):
+            raise NotFound(f"memory {name!r} not found")
+
+    async def ids(self, tenant: str | None, names: Sequence[str]) -> tuple[int, ...]:
+        """The ids of the tenant's memories ``names``, in order; a name the tenant has no
+        memory of is a 422 naming it (the job is the resource, not the memory)."""
+        found = await self._store.memory_ids(tenant or "", names)
+        unknown = [name for name in names if name not in found]
+        if unknown:
+            listed = ", ".join(repr(name) for name in unknown)
+            raise InvalidRequest(f"memories: no memory named {listed}; see GET /v1/memories")
+        return tuple(found[name] for name in dict.fromkeys(names))

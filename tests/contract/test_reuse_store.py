@@ -1,0 +1,212 @@
+"""The store's part of reuse (ADR 0014), on SQLite and PostgreSQL: the segment cache (first
+write wins, least recently used out, hits refreshed at most hourly), memories per tenant,
+and a creation that takes what it finds."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime, timedelta
+
+from dragoman.models import Document, JobStatus, MemoryInfo, Origin
+from dragoman.reuse.keys import digest
+from dragoman.store import CacheWrite, JobStore, MemoryEntry, Prefill
+from tests.contract.test_job_store import SHARDED_DOCS, T0, a_job, a_parent, submitted
+
+K = [digest("key", str(i)) for i in range(10)]
+
+
+async def put(
+    store: JobStore, entries: list[tuple[bytes, str]], now: datetime = T0
+) -> dict[bytes, str]:
+    """``cache_put`` on behalf of the in-flight attempt 1 of job "w" (created if needed)."""
+    if await store.get("w") is None:
+        await submitted(store, "w")
+    return await store.cache_put([CacheWrite(k, t, "w", 1) for k, t in entries], now)
+
+
+async def test_the_first_stored_output_wins(store: JobStore) -> None:
+    assert await put(store, [(K[0], "first"), (K[1], "one")]) == {
+        K[0]: "first",
+        K[1]: "one",
+    }
+    assert await put(store, [(K[0], "second"), (K[2], "two")], T0) == {
+        K[0]: "first",
+        K[2]: "two",
+    }
+    assert await store.cached([K[0], K[1], K[2], K[3]], T0) == {
+        K[0]: "first",
+        K[1]: "one",
+        K[2]: "two",
+    }
+
+
+async def test_writers_racing_on_one_key_all_get_the_same_output(store: JobStore) -> None:
+    await submitted(store, "w")
+    got = await asyncio.gather(
+        *(store.cache_put([CacheWrite(K[5], f"w{i}", "w", 1)], T0) for i in range(8))
+    )
+    assert len({answer[K[5]] for answer in got}) == 1
+
+
+async def test_trimming_removes_the_least_recently_used_beyond_the_bound(store: JobStore) -> None:
+    for i in range(6):
+        await put(store, [(K[i], f"t{i}")], T0 + timedelta(hours=i))
+    # K[0] and K[1] are old, but a hit long after refreshes K[1]: it is kept.
+    await store.cached([K[1]], T0 + timedelta(hours=10))
+    assert await store.trim_cache(4) == 2
+    left = await store.cached(K[:6], T0 + timedelta(hours=10))
+    assert sorted(left) == sorted([K[1], K[3], K[4], K[5]])
+    assert await store.trim_cache(4) == 0
+
+
+async def test_a_hit_within_the_hour_is_not_a_write(store: JobStore) -> None:
+    await put(store, [(K[0], "a"), (K[1], "b")], T0)
+    await store.cached([K[0]], T0 + timedelta(minutes=59))  # not refreshed: too recent
+    await store.cached([K[1]], T0 + timedelta(minutes=61))  # refreshed
+    assert await store.trim_cache(1) == 1
+    assert await store.cached([K[0], K[1]], T0) == {K[1]: "b"}
+
+
+def memory(name: str, units: int = 1) -> MemoryInfo:
+    return MemoryInfo(name, units, ("en", "es"), "en", T0, T0)
+
+
+def entry(key: bytes, source: str, target: str) -> MemoryEntry:
+    return MemoryEntry(key, "en", "es", source, target)
+
+
+async def test_memories_are_saved_replaced_listed_and_deleted_per_tenant(store: JobStore) -> None:
+    assert not await store.save_memory("a", memory("m", 2), [entry(K[0], "x", "X")])
+    assert not await store.save_memory("b", memory("m"), [entry(K[0], "x", "other")])
+    assert await store.save_memory("a", memory("m", 5), [entry(K[1], "y", "Y")])
+    assert [(m.name, m.units) for m in await store.list_memories("a")] == [("m", 5)]
+    ids = await store.memory_ids("a", ["m", "ghost"])
+    assert list(ids) == ["m"]
+    assert ids != await store.memory_ids("b", ["m"])
+    assert await store.delete_memory("a", "m")
+    assert not await store.delete_memory("a", "m")
+    assert await store.list_memories("a") == []
+    assert [m.name for m in await store.list_memories("b")] == ["m"]
+
+
+async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobStore) -> None:
+    await store.save_memory("", memory("first"), [entry(K[0], "one", "UNO")])
+    await store.save_memory("", memory("second"), [entry(K[0], "one", "1"), entry(K[1], "", "2")])
+    ids = await store.memory_ids("", ["first", "second"])
+    await put(store, [(K[5], "dos"), (K[6], "tres")], T0)
+    lookups = Prefill(
+        memory_ids=(ids["first"], ids["second"]),
+        memory_keys={0: K[0], 1: K[1]},
+        cache_keys={0: K[9], 1: K[5], 2: K[8]},
+        fit=lambda position, target: f"{target}!",
+    )
+    created = await store.create(a_job("j"), [Document("a", ["one", "two", "three"])], (), lookups)
+    assert (created.found, created.finished) == (2, frozenset())
+    assert await store.results("j") == [("a", ["UNO!", "2!", None])]
+    assert await store.origins("j") == [[Origin.TM, Origin.TM, None]]
+    assert await store.sources("j") == [(2, "three")]
+    job = await store.get("j")
+    assert job is not None and (job.status, job.segments_done) == (JobStatus.QUEUED, 2)
+
+
+async def test_a_job_found_whole_is_stored_succeeded_at_its_creation(store: JobStore) -> None:
+    await put(store, [(K[0], "uno"), (K[1], "dos")], T0)
+    lookups = Prefill(cache_keys={0: K[0], 1: K[1]})
+    job = a_job("j", segments=2)
+    created = await store.create(job, [Document("a", ["one", "two"])], (), lookups)
+    assert created.finished == frozenset({"j"})
+    stored = await store.get("j")
+    assert stored is not None
+    assert (stored.status, stored.segments_done, stored.finished_at) == (
+        JobStatus.SUCCEEDED,
+        2,
+        job.created_at,
+    )
+    assert await store.origins("j") == [[Origin.CACHE, Origin.CACHE]]
+    assert await store.in_status([JobStatus.QUEUED]) == []
+
+
+async def test_a_memory_target_that_does_not_fit_falls_back_to_the_cache(store: JobStore) -> None:
+    await store.save_memory("", memory("m"), [entry(K[0], "one", "UNO")])
+    await put(store, [(K[1], "uno")], T0)
+    ids = await store.memory_ids("", ["m"])
+    lookups = Prefill((ids["m"],), {0: K[0]}, {0: K[1]}, fit=lambda _p, _t: None)
+    await store.create(a_job("j", segments=1), [Document("a", ["one"])], (), lookups)
+    assert await store.origins("j") == [[Origin.CACHE]]
+
+
+async def test_shards_found_whole_are_succeeded_and_the_parent_counts_them(
+    store: JobStore,
+) -> None:
+    parent, shards = a_parent("p")
+    await put(store, [(K[i], f"t{i}") for i in (0, 1, 4)], T0)
+    lookups = Prefill(cache_keys={i: K[i] for i in range(6)})
+    created = await store.create(parent, SHARDED_DOCS, shards, lookups)
+    assert created == type(created)(found=3, finished=frozenset({"p.0"}))
+    states = {
+        s.id: (s.status, s.segments_done)
+        for s in [await store.get(i) for i in created.finished | {"p.1", "p.2", "p"}]
+        if s
+    }
+    assert states == {
+        "p.0": (JobStatus.SUCCEEDED, 2),
+        "p.1": (JobStatus.QUEUED, 0),
+        "p.2": (JobStatus.QUEUED, 1),
+        "p": (JobStatus.QUEUED, 3),
+    }
+    assert [j.id for j in await store.in_status([JobStatus.QUEUED])] == ["p.1", "p.2"]
+    assert await store.sources("p.2") == [(5, "s5")]
+
+
+async def test_a_parent_whose_shards_are_all_found_is_succeeded(store: JobStore) -> None:
+    parent, shards = a_parent("p")
+    await put(store, [(K[i], f"t{i}") for i in range(6)], T0)
+    created = await store.create(
+        parent, SHARDED_DOCS, shards, Prefill(cache_keys={i: K[i] for i in range(6)})
+    )
+    assert created.finished == {"p", "p.0", "p.1", "p.2"}
+    job = await store.get("p")
+    assert job is not None and job.status is JobStatus.SUCCEEDED
+
+
+async def test_creations_with_and_without_lookups_share_a_group_commit(store: JobStore) -> None:
+    await put(store, [(K[0], "uno")], T0)
+    plain, found = await asyncio.gather(
+        store.create(a_job("plain", segments=1), [Document("a", ["one"])]),
+        store.create(
+            a_job("found", segments=1), [Document("a", ["one"])], (), Prefill(cache_keys={0: K[0]})
+        ),
+    )
+    assert (plain.found, found.found) == (0, 1)
+    assert await store.results("plain") == [("a", [None])]
+    assert await store.results("found") == [("a", ["uno"])]
+
+
+async def test_translations_pair_sources_with_targets_and_origins(store: JobStore) -> None:
+    await put(store, [(K[0], "uno")], T0)
+    await store.create(
+        a_job("j", segments=3),
+        [Document("a", ["one", "two"]), Document("b", ["x"])],
+        (),
+        Prefill(cache_keys={0: K[0]}),
+    )
+    assert await store.translations("j") == [
+        [("one", "uno", Origin.CACHE), ("two", None, None)],
+        [("x", None, None)],
+    ]
+
+
+async def test_only_in_flight_attempts_feed_the_cache(store: JobStore) -> None:
+    await submitted(store, "live")
+    await submitted(store, "gone")
+    await store.cancel("gone", T0)
+    stored = await store.cache_put(
+        [
+            CacheWrite(K[0], "live", "live", 1),
+            CacheWrite(K[1], "stale attempt", "live", 2),
+            CacheWrite(K[2], "cancelled", "gone", 1),
+            CacheWrite(K[3], "unknown", "nobody", 1),
+        ],
+        T0,
+    )
+    assert stored == {K[0]: "live"}

@@ -1,0 +1,78 @@
+"""Cache keys that must miss, and the forms in which a job's segments meet memory entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from dragoman.models import Pair
+from dragoman.reuse.forms import fit, job_segment
+from dragoman.reuse.keys import cache_key, digest, memory_key
+
+BASE: dict[str, Any] = {
+    "tenant": "t1",
+    "engine": "apertium",
+    "version": "apertium-1",
+    "pair": Pair("en", "es"),
+    "glossary": None,
+    "markup": False,
+    "segment": "Hello.",
+}
+
+
+@pytest.mark.parametrize(
+    ("field", "other"),
+    [
+        ("tenant", "t2"),
+        ("tenant", None),
+        ("engine", "ctranslate2"),
+        ("version", "apertium-2"),
+        ("pair", Pair("en", "ca")),
+        ("pair", Pair("fr", "es")),
+        ("glossary", "g1"),
+        ("markup", True),
+        ("segment", "Hello. "),
+        ("segment", "hello."),
+    ],
+)
+def test_a_key_changes_with_everything_that_decides_the_output(field: str, other: Any) -> None:
+    assert cache_key(**BASE) != cache_key(**{**BASE, field: other})
+
+
+def test_no_tenant_is_the_empty_tenant_and_keys_are_stable() -> None:
+    assert cache_key(**{**BASE, "tenant": None}) == cache_key(**{**BASE, "tenant": ""})
+    assert cache_key(**BASE) == cache_key(**dict(BASE))
+    assert len(cache_key(**BASE)) == 32
+
+
+def test_fields_are_length_prefixed_so_separators_cannot_collide() -> None:
+    assert digest("a|b") != digest("a", "b")
+    assert digest("ab", "c") != digest("a", "bc")
+    assert digest("", "x") != digest("x", "")
+    assert memory_key("en", "es", "a") != memory_key("en", "esa", "")
+
+
+def test_a_plain_segment_matches_by_text_with_its_outer_whitespace_back() -> None:
+    segment = job_segment("  Hello \n world.  ", markup=False)
+    assert segment.form == "Hello world."
+    assert fit("  Hello \n world.  ", segment, "Hola mundo.") == "  Hola mundo.  "
+    assert fit("x", job_segment("x", markup=False), "<x1/>y") is None
+
+
+def test_literal_markup_in_a_plain_segment_is_text() -> None:
+    assert job_segment("a <g1>b</g1>", markup=False).form == "a &lt;g1&gt;b&lt;/g1&gt;"
+
+
+def test_a_file_segment_is_renumbered_and_gets_its_own_codes_back() -> None:
+    stored = " <g3>Click</g3> here<x7/> "
+    segment = job_segment(stored, markup=True)
+    assert segment.form == "<g1>Click</g1> here<x2/>"
+    assert fit(stored, segment, "<x2/><g1>Clic</g1> aquí") == " <x7/><g3>Clic</g3> aquí "
+
+
+def test_a_target_whose_codes_do_not_fit_is_refused() -> None:
+    stored = "<g3>Click</g3>"
+    segment = job_segment(stored, markup=True)
+    assert fit(stored, segment, "<g1>Clic</g1><x2/>") is None
+    assert fit(stored, segment, "Clic") is None
