@@ -21,7 +21,7 @@ from dragoman.errors import Conflict, InvalidRequest, NotFound, TransientError, 
 from dragoman.formats.markup import parse_stored
 from dragoman.glossaries import Terminology
 from dragoman.messages import WATCHDOG_QUEUE, Queued
-from dragoman.models import Document, Job, JobStatus, Pool, Priority
+from dragoman.models import Document, Job, JobStatus, Origin, Pool, Priority
 from dragoman.queue import BatchRequestsQueue, Waiting
 from dragoman.reuse import Reuse
 from dragoman.reuse.export import job_tmx
@@ -317,10 +317,11 @@ class BatchRequestsManager:
 
     async def result(
         self, job_id: str, tenant: str | None
-    ) -> tuple[Job, list[tuple[str, list[str | None]]]]:
-        """The job and each document's translations so far (``None``: not yet)."""
+    ) -> tuple[Job, list[tuple[str, str | None, list[str | None], list[Origin | None]]]]:
+        """The job and each document's name, detected language (None: the job's own),
+        translations so far (``None``: not yet) and their origins."""
         job = await self.get(job_id, tenant)
-        return job, await self._store.results(job.id)
+        return job, await self._store.result_documents(job.id)
 
     async def tmx(self, job_id: str, tenant: str | None) -> tuple[Job, bytes]:
         """The job and its translations so far as TMX 1.4 (``reuse.export``)."""

@@ -122,8 +122,6 @@ async def get_job(job_id: str, service: Service, tenant: Tenant) -> JobOut:
 async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult:
     """Translations so far: ``null`` marks a segment not translated yet."""
     job, documents = await service.manager.result(job_id, tenant)
-    languages = await service.store.document_languages(job.id)
-    origins = await service.store.origins(job.id)
     return JobResult(
         id=job.id,
         status=job.status,
@@ -131,7 +129,7 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult
             DocumentResult(
                 name=name, source_lang=lang or job.source_lang, segments=segs, origins=came
             )
-            for (name, segs), lang, came in zip(documents, languages, origins, strict=True)
+            for name, lang, segs, came in documents
         ],
     )
 

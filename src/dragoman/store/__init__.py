@@ -54,6 +54,7 @@ __all__ = [
     "open_store",
 ]
 
+
 @dataclass(frozen=True, slots=True)
 class ChunkWrite:
     """One job's translations from one engine chunk, written under its attempt."""
@@ -119,6 +120,14 @@ class Jobs(Protocol):
     async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
         """Each document's name and its translations so far (``None`` = not yet); a shard
         has none: read its parent's."""
+        ...
+
+    async def result_documents(
+        self, job_id: str
+    ) -> list[tuple[str, str | None, list[str | None], list[Origin | None]]]:
+        """Each document's name, detected language (None: the job's own), translations so
+        far and their origins, in one read: what ``results``, ``document_languages`` and
+        ``origins`` tell, together."""
         ...
 
     async def origins(self, job_id: str) -> list[list[Origin | None]]:
