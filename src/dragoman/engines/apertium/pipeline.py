@@ -34,7 +34,7 @@ class Pipeline:
     async def start(self) -> None:
         self._head = await spawn_shell(self._script.head, asyncio.subprocess.DEVNULL)
         if self._tagger is not None:
-            await self._tagger.start()
+            await self._tagger.start(self._read_one)
         if self._script.tail:
             self._tail = await spawn_shell(self._script.tail, asyncio.subprocess.DEVNULL)
 
