@@ -73,11 +73,15 @@ def run_deployment(
     if deployment == "embedded":
         with dragoman_server(settings) as server:
             warm_up(server.url)
-            translated, e2e = run_jobs(server.url, workload.documents, one_job=one_job)
+            translated, e2e = run_jobs(
+                server.url, workload.documents, one_job=one_job, pids=[server.pid]
+            )
         return translated, {**e2e, "processes": {"serve": server.info}}
     with distributed_deployment(workers, settings) as cluster:
         warm_up(cluster.url)
-        translated, e2e = run_jobs(cluster.url, workload.documents, one_job=one_job)
+        translated, e2e = run_jobs(
+            cluster.url, workload.documents, one_job=one_job, pids=cluster.pids
+        )
     return translated, {**e2e, "processes": cluster.info()}
 
 
@@ -146,14 +150,15 @@ class Runs:
                         name, workload, self.workers, one_job=shape == "one_job"
                     )
                     self.translated.setdefault((workload.name, name, shape), []).extend(out)
-            self.raw_lines[workload.name], raw_s = run_raw(workload.documents)
+            self.raw_lines[workload.name], raw_s, raw_cpu_s = run_raw(workload.documents)
             figures["raw_engine_s"] = round(raw_s, 3)
+            figures["raw_engine_cpu_s"] = round(raw_cpu_s, 3)
             figures["old_design_s"] = round(run_old_design(workload.documents), 3)
             for name in order:
                 for shape in SHAPES:
-                    figures[name][shape]["e2e_over_raw"] = ratio(
-                        figures[name][shape]["e2e_s"], raw_s
-                    )
+                    found = figures[name][shape]
+                    found["e2e_over_raw"] = ratio(found["e2e_s"], raw_s)
+                    found["cpu_over_raw"] = ratio(found["server_cpu_s"], raw_cpu_s)
             if len(self.deployments) == 2:
                 figures["distributed_over_embedded"] = ratio(
                     figures["distributed"]["hundred_jobs"]["e2e_s"],
@@ -199,6 +204,13 @@ def summarize_shape(
         "e2e_over_raw_target_max": target,
         "met": None if target is None or over_raw is None else over_raw <= target,
         "old_over_e2e": ratio(old, statistics.median(e2e)),
+        # The deployment's CPU (with its engine processes) over the raw engine's: what the
+        # machine's load moves least.
+        "server_cpu_s": spread([found[name][shape]["server_cpu_s"] for found in per_run]),
+        "cpu_over_raw": ratio(
+            statistics.median(found[name][shape]["server_cpu_s"] for found in per_run),
+            statistics.median(found["raw_engine_cpu_s"] for found in per_run),
+        ),
         "parity": {
             **parity(workload.documents * len(runs.records), translated, reference),
             "target": 1.0,
@@ -228,6 +240,7 @@ def summarize_workload(runs: Runs, workload: Workload) -> dict[str, Any]:
         }
     return result | {
         "raw_engine_s": spread(raw),
+        "raw_engine_cpu_s": spread([found["raw_engine_cpu_s"] for found in per_run]),
         "old_design_s": spread(old),
         # The old_over_e2e of a service as fast as one engine process over the whole corpus.
         "old_over_raw": ratio(statistics.median(old), statistics.median(raw)),
@@ -277,8 +290,8 @@ def summarize(result: dict[str, Any]) -> str:
                 par = got["parity"]
                 lines.append(
                     f"  {deployment} {shape}: e2e {span(got['e2e_s'])}, "
-                    f"e2e/raw {got['e2e_over_raw']}{goal}, parity {par['fraction']} "
-                    f"({par['mismatches']} mismatches)"
+                    f"e2e/raw {got['e2e_over_raw']}{goal}, CPU/raw CPU {got['cpu_over_raw']}, "
+                    f"parity {par['fraction']} ({par['mismatches']} mismatches)"
                 )
         if "distributed_over_embedded" in found:
             cmp = found["distributed_over_embedded"]

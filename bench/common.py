@@ -179,6 +179,25 @@ def stop_process(
     }
 
 
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """CPU seconds so far (user and system) of these processes and their live descendants
+    (the engine pipelines); a descendant gone meanwhile (a replaced tagger) is not counted."""
+    total = 0.0
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            family = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+        for process in family:
+            try:
+                times = process.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+    return total
+
+
 def log_problems(path: Path, examples: int = 3) -> dict[str, Any]:
     """Counts ERROR, CRITICAL and Traceback lines in a server log; keeps the first few."""
     try:
@@ -378,6 +397,11 @@ class Deployment:
     def url(self) -> str:
         """The API's base URL."""
         return self.api.url
+
+    @property
+    def pids(self) -> list[int]:
+        """Every process of the deployment."""
+        return [service.pid for service in (self.api, self.watchdog, *self.workers)]
 
     def info(self) -> dict[str, Any]:
         """Start-up and stop figures of every process (complete once it has stopped)."""

@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from common import (
     APERTIUM_MODE,
     SEED,
     Stopwatch,
+    cpu_seconds,
     error_text,
     load_corpus,
     normalize,
@@ -187,9 +189,14 @@ def warm_up(url: str) -> None:
         wait_finished(client, [job_id])
 
 
-def run_jobs(url: str, documents: Documents, *, one_job: bool) -> tuple[Translated, dict[str, Any]]:
+def run_jobs(
+    url: str, documents: Documents, *, one_job: bool, pids: Sequence[int] = ()
+) -> tuple[Translated, dict[str, Any]]:
     """Submit (one job per document, concurrently; or one job of them all), wait for all,
-    fetch all: the translations by document, and timings."""
+    fetch all: the translations by document, timings, and the CPU that the deployment's
+    processes (``pids``, with their engine processes) used meanwhile, which the machine's
+    load moves less than the wall time."""
+    cpu_before = cpu_seconds(pids)
     with _client(url) as client, ThreadPoolExecutor(CLIENT_THREADS) as pool, Stopwatch() as total:
         if one_job:
             ids = [submit(client, "doc", documents)]
@@ -210,6 +217,7 @@ def run_jobs(url: str, documents: Documents, *, one_job: bool) -> tuple[Translat
         "submit_s": round(submitted_s, 3),
         "all_finished_s": round(finished_s, 3),
         "e2e_s": round(total.elapsed, 3),
+        "server_cpu_s": round(cpu_seconds(pids) - cpu_before, 3),
         "job_statuses": dict(Counter(final.values())),
     }
     return results, timings
@@ -218,13 +226,26 @@ def run_jobs(url: str, documents: Documents, *, one_job: bool) -> tuple[Translat
 # ---------------------------------------------------------------- baselines
 
 
-def run_raw(documents: Documents) -> tuple[list[str], float]:
-    """One ``apertium`` process over every segment, newline-joined: output lines and time
-    (the median of ``RAW_REPEATS`` runs: the shortest baseline is the noisiest)."""
+def run_raw(documents: Documents) -> tuple[list[str], float, float]:
+    """One ``apertium`` process over every segment, newline-joined: output lines, time and
+    CPU (medians of ``RAW_REPEATS`` runs: the shortest baseline is the noisiest)."""
     text = "\n".join(segment for doc in documents for segment in doc) + "\n"
-    runs = [timed(lambda: run_apertium(text)) for _ in range(RAW_REPEATS)]
-    output = runs[0][0]
-    return output.splitlines(), statistics.median(seconds for _, seconds in runs)
+    runs = []
+    for _ in range(RAW_REPEATS):
+        before = children_cpu_s()
+        output, seconds = timed(lambda: run_apertium(text))
+        runs.append((output, seconds, children_cpu_s() - before))
+    return (
+        runs[0][0].splitlines(),
+        statistics.median(seconds for _, seconds, _ in runs),
+        statistics.median(cpu for _, _, cpu in runs),
+    )
+
+
+def children_cpu_s() -> float:
+    """CPU seconds of this process's finished children (``apertium`` waits for its stages)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def run_old_design(documents: Documents) -> float:
