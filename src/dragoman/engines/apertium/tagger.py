@@ -133,6 +133,7 @@ class Tagger:
         self._current: _TaggerProcess | None = None
         self._spare: asyncio.Future[_TaggerProcess] | None = None
         self._marker_says: bytes | None = None  # what MARKER writes on stderr
+        self._stopping: set[asyncio.Future[None]] = set()
         self.restarts = 0
 
     async def start(self, read: Read) -> None:
@@ -206,13 +207,17 @@ class Tagger:
         self._current = await spare
         self._spare = asyncio.ensure_future(_TaggerProcess.spawn(self._argv))
         self.restarts += 1
-        await old.stop()
+        # Reaped aside: the next segments need not wait for the old process to go.
+        stopping = asyncio.ensure_future(old.stop())
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
 
     @property
     def alive(self) -> bool:
         return self._current is not None and self._current.alive
 
     async def stop(self) -> None:
+        await asyncio.gather(*self._stopping, return_exceptions=True)
         current, spare, self._current, self._spare = self._current, self._spare, None, None
         if current is not None:
             await current.stop()
