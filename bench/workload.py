@@ -5,8 +5,8 @@ A workload is 100 documents drawn from one corpus of ``tests/data``:
 - ``licence``: ``en_licenses.txt`` (long licence sentences), 100 documents of 5-40 lines
   drawn with replacement, as the earlier bulk figures were measured;
 - ``short``: ``en_short.txt`` (lines of about a dozen words, like UI strings), every line
-  once, shuffled and cut into 100 documents (5 to about 35 lines each): no segment repeats,
-  so nothing is saved by translating a repeated text once.
+  once, shuffled and cut at random into 100 documents of at least 5 lines (5 to 77 with the
+  default seed): no segment repeats, so nothing is saved by translating a repeated text once.
 
 dragoman runs a workload as 100 jobs (one per document, submitted by 8 client threads) or as
 one job of the 100 documents; either way the clock stops once every result is fetched.
