@@ -10,7 +10,6 @@ jobs reuse, ADR 0014) and ``Glossaries``. ``JobStore`` is all nine, with the lif
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -33,6 +32,7 @@ from dragoman.store.lookups import Glossaries, Memories, SegmentCache
 from dragoman.store.memories import MemoryEntry
 from dragoman.store.prefill import Created, Prefill
 from dragoman.store.segment_cache import CacheWrite
+from dragoman.store.writes import ChunkWrite, Ending
 
 __all__ = [
     "CacheWrite",
@@ -53,25 +53,6 @@ __all__ = [
     "WorkerRegistry",
     "open_store",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkWrite:
-    """One job's translations from one engine chunk, written under its attempt."""
-
-    job_id: str
-    attempt: int
-    results: Sequence[tuple[int, str]]  # (position, translation)
-
-
-@dataclass(frozen=True, slots=True)
-class Ending:
-    """How one attempt of a job ends."""
-
-    job_id: str
-    attempt: int
-    status: JobStatus
-    error: JobError | None = None
 
 
 class Jobs(Protocol):

@@ -21,11 +21,11 @@ from sqlalchemy import and_, bindparam, case, func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from dragoman.models import Job, JobError, JobStatus
-from dragoman.store import ChunkWrite, Ending
 from dragoman.store import shards as family
 from dragoman.store.database import Database
 from dragoman.store.rows import DISPATCHABLE, IN_FLIGHT_VALUES, to_job
 from dragoman.store.tables import jobs, segments
+from dragoman.store.writes import ChunkWrite, Ending
 
 # One statement writes a chunk's translations, every job's at once. A column more per segment
 # (where a translation came from) is one more key in each row and one more bound value here.

@@ -14,7 +14,6 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 
 from dragoman.models import Document, Job, JobError, JobStatus, Origin, Pool, RelayStatus
-from dragoman.store import ChunkWrite, Ending
 from dragoman.store import shards as family
 from dragoman.store.attempts import SqlAttempts
 from dragoman.store.database import Database
@@ -38,6 +37,7 @@ from dragoman.store.tables import documents, jobs, relay_requests, segments, web
 from dragoman.store.texts import SqlTexts
 from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
+from dragoman.store.writes import ChunkWrite, Ending
 
 
 def _unclaimed(job_id: str, attempt: int) -> Any:
