@@ -89,6 +89,19 @@ async def test_memories_are_saved_replaced_listed_and_deleted_per_tenant(store: 
     assert [m.name for m in await store.list_memories("b")] == ["m"]
 
 
+async def test_a_deleted_memorys_id_never_names_another_memory(store: JobStore) -> None:
+    # A job resolves its memories' ids before its creation looks them up: a memory deleted
+    # meanwhile must match nothing, even once another tenant imports a memory.
+    await store.save_memory("t2", memory("mine"), [entry(K[0], "one", "T2")])
+    stale = (await store.memory_ids("t2", ["mine"]))["mine"]
+    assert await store.delete_memory("t2", "mine")
+    await store.save_memory("t1", memory("secret"), [entry(K[0], "one", "T1 SECRET")])
+    assert (await store.memory_ids("t1", ["secret"]))["secret"] != stale
+    lookups = Prefill(memory_ids=(stale,), memory_keys={0: K[0]})
+    await store.create(a_job("j", segments=1), [Document("a", ["one"])], (), lookups)
+    assert await store.results("j") == [("a", [None])]
+
+
 async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobStore) -> None:
     await store.save_memory("", memory("first"), [entry(K[0], "one", "UNO")])
     await store.save_memory("", memory("second"), [entry(K[0], "one", "1"), entry(K[1], "", "2")])
