@@ -53,17 +53,25 @@ async def test_trimming_removes_the_least_recently_used_beyond_the_bound(store: 
         await put(store, [(K[i], f"t{i}")], T0 + timedelta(hours=i))
     # K[0] and K[1] are old, but a hit long after refreshes K[1]: it is kept.
     await store.cached([K[1]], T0 + timedelta(hours=10))
-    assert await store.trim_cache(4) == 2
+    assert await store.trim_cache(4, T0) == 2
     left = await store.cached(K[:6], T0 + timedelta(hours=10))
     assert sorted(left) == sorted([K[1], K[3], K[4], K[5]])
-    assert await store.trim_cache(4) == 0
+    assert await store.trim_cache(4, T0) == 0
+
+
+async def test_entries_unused_for_the_maximum_age_are_deleted(store: JobStore) -> None:
+    await put(store, [(K[0], "old"), (K[1], "used"), (K[2], "new")], T0)
+    await store.cached([K[1]], T0 + timedelta(days=20))  # a hit refreshes it
+    await put(store, [(K[3], "newer")], T0 + timedelta(days=25))
+    assert await store.trim_cache(100, T0 + timedelta(days=10)) == 2
+    assert sorted(await store.cached(K[:4], T0 + timedelta(days=26))) == sorted([K[1], K[3]])
 
 
 async def test_a_hit_within_the_hour_is_not_a_write(store: JobStore) -> None:
     await put(store, [(K[0], "a"), (K[1], "b")], T0)
     await store.cached([K[0]], T0 + timedelta(minutes=59))  # not refreshed: too recent
     await store.cached([K[1]], T0 + timedelta(minutes=61))  # refreshed
-    assert await store.trim_cache(1) == 1
+    assert await store.trim_cache(1, T0) == 1
     assert await store.cached([K[0], K[1]], T0) == {K[1]: "b"}
 
 
