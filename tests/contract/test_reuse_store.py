@@ -124,7 +124,7 @@ async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobS
     created = await store.create(a_job("j"), [Document("a", ["one", "two", "three"])], (), lookups)
     assert (created.found, created.finished) == (2, frozenset())
     assert await store.results("j") == [("a", ["UNO!", "2!", None])]
-    assert await store.origins("j") == [[Origin.TM, Origin.TM, None]]
+    assert [d.origins for d in await store.documents("j")] == [[Origin.TM, Origin.TM, None]]
     assert await store.sources("j") == [(2, "three")]
     job = await store.get("j")
     assert job is not None and (job.status, job.segments_done) == (JobStatus.QUEUED, 2)
@@ -143,7 +143,7 @@ async def test_a_job_found_whole_is_stored_succeeded_at_its_creation(store: JobS
         2,
         job.created_at,
     )
-    assert await store.origins("j") == [[Origin.CACHE, Origin.CACHE]]
+    assert [d.origins for d in await store.documents("j")] == [[Origin.CACHE, Origin.CACHE]]
     assert await store.in_status([JobStatus.QUEUED]) == []
 
 
@@ -153,7 +153,7 @@ async def test_a_memory_target_that_does_not_fit_falls_back_to_the_cache(store: 
     ids = await store.memory_ids("", ["m"])
     lookups = Prefill((ids["m"],), {0: K[0]}, {0: K[1]}, fit=lambda _p, _t: None)
     await store.create(a_job("j", segments=1), [Document("a", ["one"])], (), lookups)
-    assert await store.origins("j") == [[Origin.CACHE]]
+    assert [d.origins for d in await store.documents("j")] == [[Origin.CACHE]]
 
 
 async def test_shards_found_whole_are_succeeded_and_the_parent_counts_them(
@@ -211,7 +211,8 @@ async def test_translations_pair_sources_with_targets_and_origins(store: JobStor
         (),
         Prefill(cache_keys={0: K[0]}),
     )
-    assert await store.translations("j") == [
+    found = await store.documents("j", sources=True)
+    assert [list(zip(d.sources or [], d.targets, d.origins, strict=True)) for d in found] == [
         [("one", "uno", Origin.CACHE), ("two", None, None)],
         [("x", None, None)],
     ]

@@ -59,7 +59,7 @@ async def sources(job_id: str, service: Service, tenant: Tenant) -> JobSources:
     return JobSources(
         id=job.id,
         documents=[
-            DocumentSources(name=name, format=format_, segments=texts)
-            for name, format_, texts in await service.store.source_texts(job.id)
+            DocumentSources(name=doc.name, format=doc.format, segments=doc.sources or [])
+            for doc in await service.store.documents(job.id, sources=True)
         ],
     )

@@ -122,16 +122,17 @@ async def get_job(job_id: str, service: Service, tenant: Tenant) -> JobOut:
 async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult:
     """Translations so far: ``null`` marks a segment not translated yet."""
     job, documents = await service.manager.result(job_id, tenant)
-    languages = await service.store.document_languages(job.id)
-    origins = await service.store.origins(job.id)
     return JobResult(
         id=job.id,
         status=job.status,
         documents=[
             DocumentResult(
-                name=name, source_lang=lang or job.source_lang, segments=segs, origins=came
+                name=doc.name,
+                source_lang=doc.source_lang or job.source_lang,
+                segments=doc.targets,
+                origins=doc.origins,
             )
-            for (name, segs), lang, came in zip(documents, languages, origins, strict=True)
+            for doc in documents
         ],
     )
 

@@ -27,7 +27,6 @@ from dragoman.store.results import SqlResults
 from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_job
 from dragoman.store.segment_cache import SqlSegmentCache
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
-from dragoman.store.texts import SqlTexts
 from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
 
@@ -60,7 +59,6 @@ class SqlJobStore(
     SqlDeliveries,
     SqlSegmentCache,
     SqlMemories,
-    SqlTexts,
     SqlGlossaries,
 ):
     """The whole ``JobStore`` on one database."""
