@@ -74,6 +74,7 @@ class UsageMeter:
         # The store's count per (tenant, period) and when it was read (monotonic seconds).
         self._stored: dict[tuple[str, str], tuple[Usage, float]] = {}
         self._flusher: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
 
     async def charge(self, tenant: str | None, characters: int) -> None:
         """Counts one request of ``characters``; ``RateLimited`` or ``QuotaExceeded`` (and
@@ -172,23 +173,32 @@ class UsageMeter:
         self._flusher = asyncio.create_task(self._flush_forever(), name="usage-flush")
 
     async def _flush_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self._settings.usage_flush_s)
-            try:
-                await self.flush()
-            except Exception as exc:
-                log.warning("usage not flushed yet: %s", exc)
+        """Flushes every ``usage_flush_s``, and once more when stopped. It is told to stop,
+        never cancelled: a flush cut short would lose the counts it carries."""
+        stopped = False
+        while not stopped:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._settings.usage_flush_s):
+                    await self._stopping.wait()
+            stopped = self._stopping.is_set()
+            await self._flush_or_warn()
 
-    async def stop(self) -> None:
-        if self._flusher is not None:
-            self._flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._flusher
-            self._flusher = None
+    async def _flush_or_warn(self) -> None:
         try:
             await self.flush()
         except Exception as exc:
-            log.warning("usage of the last %.0f s lost: %s", self._settings.usage_flush_s, exc)
+            log.warning("usage not flushed yet: %s", exc)
+
+    async def stop(self) -> None:
+        """Flushes what is left (after the flush in flight, if any) and closes the limiter."""
+        self._stopping.set()
+        if self._flusher is not None:
+            await self._flusher
+            self._flusher = None
+        else:
+            await self._flush_or_warn()
+        if self._pending:
+            log.warning("usage of the last %.0f s lost", self._settings.usage_flush_s)
         self._close_limits()
 
     def _close_limits(self) -> None:
