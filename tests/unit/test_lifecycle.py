@@ -14,6 +14,7 @@ import asyncpg
 import pytest
 
 from dragoman.engines import Engines, Pair
+from dragoman.errors import QuotaExceeded
 from dragoman.messages import Attempt
 from dragoman.models import Document, Job, JobStatus, Pool, Priority, Usage
 from dragoman.runtime import Runtime
@@ -234,6 +235,34 @@ async def test_stopping_the_usage_meter_finishes_the_flush_in_flight(
         writer.close()
     await stopping
     assert await store.get_usage("acme", period_of(clock.now())[0]) == Usage(120, 1)
+    await store.close()
+
+
+async def test_a_charge_during_a_flush_still_counts_what_is_being_flushed(
+    make_settings: Any, clock: FakeClock
+) -> None:
+    # The quota is 200: 120 on their way to the store, then 100 more must be refused.
+    settings = make_settings(usage_flush_s=3600, monthly_characters=200)
+    store = WatchedStore(settings.resolved_database_url)
+    await store.open()
+    meter = UsageMeter(Runtime.from_settings(settings, store=store, clock=clock))
+    await meter.charge("acme", 10)  # reads the store's count (0) into the meter's cache
+    await meter.charge("acme", 110)
+    writer = other_writer(settings)
+    try:
+        flushing = asyncio.create_task(meter.flush())
+        await store.adding.wait()  # the flush waits for the other writer
+        with pytest.raises(QuotaExceeded):
+            await meter.charge("acme", 100)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    await flushing
+    with pytest.raises(QuotaExceeded):
+        await meter.charge("acme", 100)
+    await meter.charge("acme", 80)
+    assert (await meter.report("acme")).characters == 200
+    await meter.stop()
     await store.close()
 
 
