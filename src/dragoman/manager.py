@@ -315,10 +315,13 @@ class BatchRequestsManager:
             raise InvalidRequest("cursor must be a value returned as next_cursor")
         return await self._store.list_jobs(tenant=tenant, status=status, limit=limit, cursor=cursor)
 
-    async def result(self, job_id: str, tenant: str | None) -> tuple[Job, list[Translated]]:
-        """The job and each document as far as it is translated."""
+    async def result(
+        self, job_id: str, tenant: str | None, *, sources: bool = False
+    ) -> tuple[Job, list[Translated]]:
+        """The job and each document as far as it is translated (with its source segments
+        when ``sources``)."""
         job = await self.get(job_id, tenant)
-        return job, await self._store.documents(job.id)
+        return job, await self._store.documents(job.id, sources=sources)
 
     async def tmx(self, job_id: str, tenant: str | None) -> tuple[Job, bytes]:
         """The job and its translations so far as TMX 1.4 (``reuse.export``)."""
