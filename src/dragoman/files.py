@@ -144,8 +144,8 @@ class FileJobs:
                 f"job {job_id} is {job.status}; the file is ready when it has succeeded "
                 "(or ask with ?partial=true)"
             )
-        name, stored, translations = found
-        origins = await self._store.origins(job.id)
+        stored, document = found
+        name = document.name
         fmt = for_file(name, stored.format)
         content = await asyncio.to_thread(
             rebuild,
@@ -153,8 +153,8 @@ class FileJobs:
             stored.content,
             filename=name,
             layout=stored.layout,
-            translations=translations,
+            translations=document.targets,
             target_lang=job.target_lang,
-            origins=origins[ordinal],
+            origins=document.origins,
         )
         return TranslatedFile(translated_name(name, job.target_lang), fmt.media_type, content)

@@ -21,7 +21,7 @@ from dragoman.errors import Conflict, InvalidRequest, NotFound, TransientError, 
 from dragoman.formats.markup import parse_stored
 from dragoman.glossaries import Terminology
 from dragoman.messages import WATCHDOG_QUEUE, Queued
-from dragoman.models import Document, Job, JobStatus, Origin, Pool, Priority
+from dragoman.models import Document, Job, JobStatus, Pool, Priority, Translated
 from dragoman.queue import BatchRequestsQueue, Waiting
 from dragoman.reuse import Reuse
 from dragoman.reuse.export import job_tmx
@@ -316,12 +316,12 @@ class BatchRequestsManager:
         return await self._store.list_jobs(tenant=tenant, status=status, limit=limit, cursor=cursor)
 
     async def result(
-        self, job_id: str, tenant: str | None
-    ) -> tuple[Job, list[tuple[str, str | None, list[str | None], list[Origin | None]]]]:
-        """The job and each document's name, detected language (None: the job's own),
-        translations so far (``None``: not yet) and their origins."""
+        self, job_id: str, tenant: str | None, *, sources: bool = False
+    ) -> tuple[Job, list[Translated]]:
+        """The job and each document as far as it is translated (with its source segments
+        when ``sources``)."""
         job = await self.get(job_id, tenant)
-        return job, await self._store.result_documents(job.id)
+        return job, await self._store.documents(job.id, sources=sources)
 
     async def tmx(self, job_id: str, tenant: str | None) -> tuple[Job, bytes]:
         """The job and its translations so far as TMX 1.4 (``reuse.export``)."""

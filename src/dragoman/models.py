@@ -102,6 +102,19 @@ class Document:
 
 
 @dataclass(frozen=True, slots=True)
+class Translated:
+    """One document of a job as far as it is translated, read at once: its translations
+    (``None``: not yet) and where each came from, with its sources when asked for."""
+
+    name: str
+    source_lang: str | None  # detected, when the job's source was "auto"; else None
+    format: str | None  # an uploaded file's format; None: sent as plain segments
+    targets: list[str | None]
+    origins: list[Origin | None]
+    sources: list[str] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class JobError:
     code: str
     message: str

@@ -108,6 +108,8 @@ class Settings(BaseSettings):
     # The segment cache (ADR 0014): engine outputs reused across jobs, per tenant.
     cache: bool = True
     cache_max_segments: int = Field(1_000_000, ge=1)
+    # Translated text is kept no longer than this after its last use (30 days, as Weblate).
+    cache_max_age_s: float = Field(30 * 24 * 3600.0, gt=0)
 
     apertium_modes_dir: Path = Path("/usr/share/apertium/modes")
     apertium_pipelines_per_pair: int = Field(default_factory=lambda: max(1, min(4, _cores())), ge=1)

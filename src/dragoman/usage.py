@@ -71,9 +71,16 @@ class UsageMeter:
         self._limits = storage_from_string(uri if uri.startswith("async+") else f"async+{uri}")
         self._limiter = MovingWindowRateLimiter(self._limits)
         self._pending: dict[tuple[str, str], Usage] = {}
+        # Counts on their way to the store: still counted by ``charge`` until they are in
+        # ``_stored``, so that a flush never makes a tenant look lighter than it is.
+        self._flushing: dict[tuple[str, str], Usage] = {}
         # The store's count per (tenant, period) and when it was read (monotonic seconds).
         self._stored: dict[tuple[str, str], tuple[Usage, float]] = {}
+        # Reads of the store and flushes never overlap: a count read during a flush could
+        # hold the flushed counts or not, and adding them once more would count them twice.
+        self._store_lock = asyncio.Lock()
         self._flusher: asyncio.Task[None] | None = None
+        self._stopping = asyncio.Event()
 
     async def charge(self, tenant: str | None, characters: int) -> None:
         """Counts one request of ``characters``; ``RateLimited`` or ``QuotaExceeded`` (and
@@ -84,7 +91,8 @@ class UsageMeter:
         name, _, end = period_of(self._clock.now())
         key = (_key(tenant), name)
         if max_characters:
-            used = (await self._stored_usage(key)).characters + self._pending_of(key).characters
+            stored = await self._stored_usage(key)
+            used = stored.characters + self._unstored(key).characters
             if used + characters > max_characters:
                 wait = int((end - self._clock.now()).total_seconds()) + 1
                 raise QuotaExceeded(
@@ -114,26 +122,33 @@ class UsageMeter:
     def _pending_of(self, key: tuple[str, str]) -> Usage:
         return self._pending.get(key, Usage())
 
+    def _unstored(self, key: tuple[str, str]) -> Usage:
+        """What this process counted that ``_stored`` does not hold yet."""
+        pending, flushing = self._pending_of(key), self._flushing.get(key, Usage())
+        return Usage(pending.characters + flushing.characters, pending.requests + flushing.requests)
+
     async def _stored_usage(self, key: tuple[str, str]) -> Usage:
         cached = self._stored.get(key)
         if cached is not None and time.monotonic() - cached[1] < self._settings.usage_flush_s:
             return cached[0]
         try:
-            found = await self._store.get_usage(*key)
+            async with self._store_lock:
+                found = await self._store.get_usage(*key)
+                self._stored[key] = (found, time.monotonic())
         except TransientError:
             if cached is None:
                 raise
             return cached[0]  # the store is away: decide on what was last known
-        self._stored[key] = (found, time.monotonic())
         return found
 
     async def report(self, tenant: str | None) -> UsageReport:
         """The tenant's usage in the current period, this process's unflushed part included."""
         name, start, end = period_of(self._clock.now())
         key = (_key(tenant), name)
-        stored = await self._store.get_usage(*key)
-        self._stored[key] = (stored, time.monotonic())
-        pending = self._pending_of(key)
+        async with self._store_lock:
+            stored = await self._store.get_usage(*key)
+            self._stored[key] = (stored, time.monotonic())
+        pending = self._unstored(key)
         max_characters, per_minute = self._settings.limits_of(tenant)
         return UsageReport(
             tenant=tenant,
@@ -147,9 +162,16 @@ class UsageMeter:
 
     async def flush(self) -> None:
         """Adds the counts so far to the store; kept for the next flush if it is away."""
-        pending, self._pending = self._pending, {}
-        if not pending:
-            return
+        async with self._store_lock:
+            pending, self._pending = self._pending, {}
+            if pending:
+                self._flushing = pending
+                try:
+                    await self._flush(pending)
+                finally:
+                    self._flushing = {}
+
+    async def _flush(self, pending: dict[tuple[str, str], Usage]) -> None:
         try:
             await self._store.add_usage(
                 [(t, p, u.characters, u.requests) for (t, p), u in pending.items()]
@@ -161,6 +183,7 @@ class UsageMeter:
                     now.characters + usage.characters, now.requests + usage.requests
                 )
             raise
+        # Every count in ``_stored`` was read before this flush began (the lock): add it.
         for key, usage in pending.items():
             cached = self._stored.get(key)
             if cached is not None:
@@ -172,23 +195,32 @@ class UsageMeter:
         self._flusher = asyncio.create_task(self._flush_forever(), name="usage-flush")
 
     async def _flush_forever(self) -> None:
-        while True:
-            await asyncio.sleep(self._settings.usage_flush_s)
-            try:
-                await self.flush()
-            except Exception as exc:
-                log.warning("usage not flushed yet: %s", exc)
+        """Flushes every ``usage_flush_s``, and once more when stopped. It is told to stop,
+        never cancelled: a flush cut short would lose the counts it carries."""
+        stopped = False
+        while not stopped:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._settings.usage_flush_s):
+                    await self._stopping.wait()
+            stopped = self._stopping.is_set()
+            await self._flush_or_warn()
 
-    async def stop(self) -> None:
-        if self._flusher is not None:
-            self._flusher.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._flusher
-            self._flusher = None
+    async def _flush_or_warn(self) -> None:
         try:
             await self.flush()
         except Exception as exc:
-            log.warning("usage of the last %.0f s lost: %s", self._settings.usage_flush_s, exc)
+            log.warning("usage not flushed yet: %s", exc)
+
+    async def stop(self) -> None:
+        """Flushes what is left (after the flush in flight, if any) and closes the limiter."""
+        self._stopping.set()
+        if self._flusher is not None:
+            await self._flusher
+            self._flusher = None
+        else:
+            await self._flush_or_warn()
+        if self._pending:
+            log.warning("usage of the last %.0f s lost", self._settings.usage_flush_s)
         self._close_limits()
 
     def _close_limits(self) -> None:

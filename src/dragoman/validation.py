@@ -9,8 +9,9 @@ from dragoman.errors import InvalidRequest, InvalidSegment, PayloadTooLarge
 from dragoman.models import Document
 
 # NUL and the other C0/C1 controls (tab, CR and LF aside) have no business in a segment and
-# some engines give them meaning; lone surrogates cannot be encoded for any engine.
-_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# some engines give them meaning; lone surrogates cannot be encoded for any engine; the
+# noncharacters U+FFFE and U+FFFF end Apertium's input stream, and XML cannot carry them.
+_FORBIDDEN = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 
 
 def check_segments(documents: Sequence[Document], *, max_segments: int, max_chars: int) -> int:
@@ -29,8 +30,8 @@ def check_segments(documents: Sequence[Document], *, max_segments: int, max_char
                 )
             bad = _FORBIDDEN.search(text)
             if bad:
+                kind = "noncharacter" if bad.group() in "\ufffe\uffff" else "control character"
                 raise InvalidSegment(
-                    f"{where} contains the control character U+{ord(bad.group()):04X} "
-                    f"at offset {bad.start()}"
+                    f"{where} contains the {kind} U+{ord(bad.group()):04X} at offset {bad.start()}"
                 )
     return total

@@ -37,6 +37,9 @@ from tests.api.helpers import assert_error, job_body
         ),
         (job_body("fine", "nul\x00inside"), "invalid_segment"),
         (job_body("escape \x1b[31m"), "invalid_segment"),
+        # U+FFFF ends Apertium's input stream: the rest would shift onto the next segments.
+        (job_body("x\uffff y", "The world is big."), "invalid_segment"),
+        (job_body("odd \ufffe char"), "invalid_segment"),
         (["not", "an", "object"], "invalid_request"),
         (job_body("x", memories="product"), "invalid_request"),
         (job_body("x", memories=["../etc"]), "invalid_request"),
@@ -186,6 +189,7 @@ async def test_an_empty_document_beside_others_is_422(client: httpx.AsyncClient)
         {"source_lang": "en", "target_lang": "es", "segments": []},
         {"source_lang": "en", "target_lang": "es"},
         {"source_lang": "en", "target_lang": "es", "segments": ["a\x00"]},
+        {"source_lang": "en", "target_lang": "es", "segments": ["Night.", "x\uffff y", "Big."]},
         {"source_lang": "en", "target_lang": "zz", "segments": ["a"]},
         {"source_lang": "en", "target_lang": "es", "segments": ["a"], "engine": ""},
         {"source_lang": "en", "target_lang": "es", "segments": ["a"], "engine": "nonesuch"},

@@ -127,3 +127,41 @@ async def test_shards_found_whole_are_stored_succeeded(make_client: Any) -> None
     whole = await run(client, SEGMENTS[2], "The cat sleeps.", SEGMENTS[0], SEGMENTS[1])
     assert whole["submitted"]["status"] == "succeeded"
     assert whole["origins"] == ["cache"] * 4
+
+
+async def glossary(client: httpx.AsyncClient, target: str) -> str:
+    body = {
+        "name": f"dog as {target}",
+        "source_lang": "en",
+        "target_lang": "es",
+        "entries": [{"source": "dog", "target": target}],
+    }
+    made = await client.post("/v1/glossaries", json=body)
+    assert made.status_code == 201, made.text
+    return str(made.json()["id"])
+
+
+async def test_a_glossary_jobs_output_never_serves_another_glossary_or_none(
+    client: httpx.AsyncClient,
+) -> None:
+    text = "The dog eats the apple."
+    first = await glossary(client, "chucho")
+    with_first = await run(client, text, glossary=first)
+    assert with_first["origins"] == ["mt"] and "chucho" in with_first["segments"][0]
+    plain = await run(client, text)
+    assert plain["origins"] == ["mt"]
+    assert squash(plain["segments"][0]) == squash(cli("eng-spa", text))
+    with_second = await run(client, text, glossary=await glossary(client, "perrito"))
+    assert with_second["origins"] == ["mt"] and "perrito" in with_second["segments"][0]
+    again = await run(client, text, glossary=first)
+    assert again["origins"] == ["cache"] and again["segments"] == with_first["segments"]
+
+
+async def test_an_auto_job_reuses_by_the_language_detected(client: httpx.AsyncClient) -> None:
+    english = "The dog eats the apple in the garden."
+    first = await run(client, english, source_lang="auto")
+    assert first["source_lang"] == "en" and first["origins"] == ["mt"]
+    again = await run(client, english)  # the same segment, en named this time
+    assert again["origins"] == ["cache"] and again["segments"] == first["segments"]
+    french = await run(client, "Le chien mange la pomme dans le jardin.", source_lang="auto")
+    assert french["source_lang"] == "fr" and french["origins"] == ["mt"]

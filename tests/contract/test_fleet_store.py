@@ -42,7 +42,7 @@ async def test_published_figures_replace_earlier_ones_per_pool(store: JobStore) 
     assert (await store.pool_figures(Pool.GPU))["routed_total"] == (5.0, T0)
 
 
-async def test_source_texts_are_each_documents_segments_in_order(store: JobStore) -> None:
+async def test_documents_give_their_sources_in_order_when_asked(store: JobStore) -> None:
     upload = SourceFile("po", b'msgid "x"\nmsgstr ""\n', (0,))
     job = Job(
         id="j1",
@@ -59,8 +59,10 @@ async def test_source_texts_are_each_documents_segments_in_order(store: JobStore
     )
     docs = [Document("a.txt", ["one", "two"]), Document("<b>.po", ["<g1>x</g1>"], upload)]
     await store.create(job, docs)
-    assert await store.source_texts("j1") == [
+    found = await store.documents("j1", sources=True)
+    assert [(d.name, d.format, d.sources) for d in found] == [
         ("a.txt", None, ["one", "two"]),
         ("<b>.po", "po", ["<g1>x</g1>"]),
     ]
-    assert await store.source_texts("missing") == []
+    assert [d.sources for d in await store.documents("j1")] == [None, None]
+    assert await store.documents("missing", sources=True) == []

@@ -89,6 +89,13 @@ async def test_a_creation_that_cannot_be_stored_fails_its_caller_and_not_the_nex
     assert await store.get("bad") is None and await store.get("j1") is not None
 
 
+async def stored_file(
+    store: JobStore, job_id: str, ordinal: int
+) -> tuple[str, SourceFile, list[str | None]] | None:
+    found = await store.source_file(job_id, ordinal)
+    return None if found is None else (found[1].name, found[0], found[1].targets)
+
+
 async def test_an_uploaded_file_is_kept_with_its_job_byte_for_byte(store: JobStore) -> None:
     content = bytes(range(256)) * 4  # any bytes, NUL included
     upload = SourceFile("docx", content, (2, 0, 1))
@@ -96,12 +103,12 @@ async def test_an_uploaded_file_is_kept_with_its_job_byte_for_byte(store: JobSto
     await store.create(replace(a_job("j1", segments=4), markup=True), docs)
     job = await store.get("j1")
     assert job is not None and job.markup
-    assert await store.source_file("j1", 1) == ("r.docx", upload, [None, None, None])
+    assert await stored_file(store, "j1", 1) == ("r.docx", upload, [None, None, None])
     assert await store.write_results("j1", 0, [(2, "Y")], T0) is False  # not claimed yet
     await store.mark_submitted("j1", T0)
     assert await store.claim("j1", 1, T0)
     assert await store.write_results("j1", 1, [(2, "Y")], T0)
-    assert await store.source_file("j1", 1) == ("r.docx", upload, [None, "Y", None])
+    assert await stored_file(store, "j1", 1) == ("r.docx", upload, [None, "Y", None])
     assert await store.source_file("j1", 0) is None  # plain segments: no file
     assert await store.source_file("j1", 2) is None
     assert await store.sources("j1") == [(0, "one"), (1, "<g1>x</g1>"), (3, "z")]
@@ -133,7 +140,7 @@ async def test_results_are_written_in_chunks_and_read_partially(store: JobStore)
     await submitted(store)
     assert await store.write_results("j1", 1, [(0, "uno"), (2, "tres")], T0)
     assert await store.results("j1") == [("a.txt", ["uno", None]), ("b.txt", ["tres"])]
-    assert await store.origins("j1") == [[Origin.MT, None], [Origin.MT]]
+    assert [d.origins for d in await store.documents("j1")] == [[Origin.MT, None], [Origin.MT]]
     assert await store.sources("j1") == [(1, "two")]
     job = await store.get("j1")
     assert job is not None and job.segments_done == 2

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from datetime import timedelta
 
-from dragoman.models import JobError, JobStatus, Origin
+from dragoman.models import JobError, JobStatus
 from dragoman.store import ChunkWrite, Ending, JobStore
 from tests.contract.test_job_store import (
     DOCS,
@@ -197,16 +197,3 @@ async def test_a_shard_submitted_among_none_submits_its_parent(store: JobStore) 
 
     assert shard.id == ids[0]
     assert await status_of(store, "p") is JobStatus.SUBMITTED
-
-
-async def test_a_result_read_tells_names_languages_translations_and_origins_at_once(
-    store: JobStore,
-) -> None:
-    await running(store, "a")
-    assert await store.write_results("a", 1, [(0, "uno"), (2, "tres")], T0)
-
-    assert await store.result_documents("a") == [
-        ("a.txt", None, ["uno", None], [Origin.MT, None]),
-        ("b.txt", None, ["tres"], [Origin.MT]),
-    ]
-    assert await store.result_documents("missing") == []

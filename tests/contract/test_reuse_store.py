@@ -53,17 +53,25 @@ async def test_trimming_removes_the_least_recently_used_beyond_the_bound(store: 
         await put(store, [(K[i], f"t{i}")], T0 + timedelta(hours=i))
     # K[0] and K[1] are old, but a hit long after refreshes K[1]: it is kept.
     await store.cached([K[1]], T0 + timedelta(hours=10))
-    assert await store.trim_cache(4) == 2
+    assert await store.trim_cache(4, T0) == 2
     left = await store.cached(K[:6], T0 + timedelta(hours=10))
     assert sorted(left) == sorted([K[1], K[3], K[4], K[5]])
-    assert await store.trim_cache(4) == 0
+    assert await store.trim_cache(4, T0) == 0
+
+
+async def test_entries_unused_for_the_maximum_age_are_deleted(store: JobStore) -> None:
+    await put(store, [(K[0], "old"), (K[1], "used"), (K[2], "new")], T0)
+    await store.cached([K[1]], T0 + timedelta(days=20))  # a hit refreshes it
+    await put(store, [(K[3], "newer")], T0 + timedelta(days=25))
+    assert await store.trim_cache(100, T0 + timedelta(days=10)) == 2
+    assert sorted(await store.cached(K[:4], T0 + timedelta(days=26))) == sorted([K[1], K[3]])
 
 
 async def test_a_hit_within_the_hour_is_not_a_write(store: JobStore) -> None:
     await put(store, [(K[0], "a"), (K[1], "b")], T0)
     await store.cached([K[0]], T0 + timedelta(minutes=59))  # not refreshed: too recent
     await store.cached([K[1]], T0 + timedelta(minutes=61))  # refreshed
-    assert await store.trim_cache(1) == 1
+    assert await store.trim_cache(1, T0) == 1
     assert await store.cached([K[0], K[1]], T0) == {K[1]: "b"}
 
 
@@ -89,6 +97,19 @@ async def test_memories_are_saved_replaced_listed_and_deleted_per_tenant(store: 
     assert [m.name for m in await store.list_memories("b")] == ["m"]
 
 
+async def test_a_deleted_memorys_id_never_names_another_memory(store: JobStore) -> None:
+    # A job resolves its memories' ids before its creation looks them up: a memory deleted
+    # meanwhile must match nothing, even once another tenant imports a memory.
+    await store.save_memory("t2", memory("mine"), [entry(K[0], "one", "T2")])
+    stale = (await store.memory_ids("t2", ["mine"]))["mine"]
+    assert await store.delete_memory("t2", "mine")
+    await store.save_memory("t1", memory("secret"), [entry(K[0], "one", "T1 SECRET")])
+    assert (await store.memory_ids("t1", ["secret"]))["secret"] != stale
+    lookups = Prefill(memory_ids=(stale,), memory_keys={0: K[0]})
+    await store.create(a_job("j", segments=1), [Document("a", ["one"])], (), lookups)
+    assert await store.results("j") == [("a", [None])]
+
+
 async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobStore) -> None:
     await store.save_memory("", memory("first"), [entry(K[0], "one", "UNO")])
     await store.save_memory("", memory("second"), [entry(K[0], "one", "1"), entry(K[1], "", "2")])
@@ -103,7 +124,7 @@ async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobS
     created = await store.create(a_job("j"), [Document("a", ["one", "two", "three"])], (), lookups)
     assert (created.found, created.finished) == (2, frozenset())
     assert await store.results("j") == [("a", ["UNO!", "2!", None])]
-    assert await store.origins("j") == [[Origin.TM, Origin.TM, None]]
+    assert [d.origins for d in await store.documents("j")] == [[Origin.TM, Origin.TM, None]]
     assert await store.sources("j") == [(2, "three")]
     job = await store.get("j")
     assert job is not None and (job.status, job.segments_done) == (JobStatus.QUEUED, 2)
@@ -122,7 +143,7 @@ async def test_a_job_found_whole_is_stored_succeeded_at_its_creation(store: JobS
         2,
         job.created_at,
     )
-    assert await store.origins("j") == [[Origin.CACHE, Origin.CACHE]]
+    assert [d.origins for d in await store.documents("j")] == [[Origin.CACHE, Origin.CACHE]]
     assert await store.in_status([JobStatus.QUEUED]) == []
 
 
@@ -132,7 +153,7 @@ async def test_a_memory_target_that_does_not_fit_falls_back_to_the_cache(store: 
     ids = await store.memory_ids("", ["m"])
     lookups = Prefill((ids["m"],), {0: K[0]}, {0: K[1]}, fit=lambda _p, _t: None)
     await store.create(a_job("j", segments=1), [Document("a", ["one"])], (), lookups)
-    assert await store.origins("j") == [[Origin.CACHE]]
+    assert [d.origins for d in await store.documents("j")] == [[Origin.CACHE]]
 
 
 async def test_shards_found_whole_are_succeeded_and_the_parent_counts_them(
@@ -190,7 +211,8 @@ async def test_translations_pair_sources_with_targets_and_origins(store: JobStor
         (),
         Prefill(cache_keys={0: K[0]}),
     )
-    assert await store.translations("j") == [
+    found = await store.documents("j", sources=True)
+    assert [list(zip(d.sources or [], d.targets, d.origins, strict=True)) for d in found] == [
         [("one", "uno", Origin.CACHE), ("two", None, None)],
         [("x", None, None)],
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -25,6 +26,16 @@ def wait_for(client: httpx.Client, job_id: str, predicate: object, timeout_s: fl
     raise AssertionError(f"job {job_id} never reached the condition: {job}")
 
 
+def stopped(server: Server, sig: int, timeout_s: float = 20) -> int:
+    """The exit status; a process still running ``timeout_s`` after ``sig`` is killed, and
+    the test fails."""
+    try:
+        return server.stop(sig, timeout_s)
+    except subprocess.TimeoutExpired:
+        server.stop(signal.SIGKILL)
+        raise AssertionError(f"dragoman serve still running {timeout_s} s after {sig!r}") from None
+
+
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_a_job_survives_a_restart_of_the_service(
@@ -42,7 +53,8 @@ def test_a_job_survives_a_restart_of_the_service(
             job_id = client.post("/v1/jobs", json=body).json()["id"]
             wait_for(client, job_id, lambda job: job["segments_done"] > 0)
     finally:
-        server.stop(sig)
+        code = stopped(server, sig)
+    assert code == (0 if sig == signal.SIGTERM else -signal.SIGKILL)  # SIGTERM: a clean stop
 
     with Server(tmp_path / "data", port=server.port) as again, again.client() as client:
         partial = client.get(f"/v1/jobs/{job_id}").json()

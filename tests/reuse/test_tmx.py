@@ -134,3 +134,16 @@ def test_what_dragoman_writes_an_independent_reader_reads() -> None:
     assert [p.text for p in second.props] == ["tm"]
     again = read_tmx(written, "again.tmx")
     assert [normalize(e.source) for e in memory_entries(again)][:1] == ["Click <g1>here</g1><x2/>"]
+
+
+def test_text_xml_cannot_carry_is_written_as_a_replacement_character() -> None:
+    # Segments are checked on the way in; text stored before a check existed must not
+    # make the export fail.
+    written = write_tmx(
+        [Translation("en", parse_stored("Odd \ufffe char."), "es", parse_stored("Raro."), "mt")],
+        source_lang="en",
+        tool_version="9",
+        when=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+    )
+    (unit,) = from_element(etree.fromstring(written)).tus
+    assert unit.tuvs[0].content == ["Odd \ufffd char."]

@@ -1,9 +1,14 @@
-"""The store's connection layer: closing it while work is in flight."""
+"""The store's connection layer: closing it while work is in flight, and cancelling work
+in the middle of a statement."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
+import sqlite3
+import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import text
@@ -53,3 +58,46 @@ async def test_work_after_close_is_store_unavailable(db: Database) -> None:
     with pytest.raises(StoreUnavailable):
         async with db.read():
             pass
+
+
+async def test_a_writer_cancelled_during_its_statement_leaves_no_write_lock_behind(
+    db: Database, tmp_path: Path
+) -> None:
+    async with db.tx() as conn:
+        await conn.execute(text("CREATE TABLE t (x INTEGER)"))
+        await conn.execute(text("INSERT INTO t VALUES (1), (2)"))
+    entered, release = threading.Event(), threading.Event()
+
+    def gate(x: int) -> int:  # runs inside the statement, in the connection's thread
+        entered.set()
+        release.wait(10)
+        return x + 1
+
+    def install_gate(sync_conn: Any) -> None:
+        sync_conn.connection.dbapi_connection.create_function("gate", 1, gate)
+
+    async def write() -> None:
+        async with db.tx() as conn:
+            await conn.run_sync(install_gate)
+            # RETURNING keeps the statement open until its rows are read.
+            await conn.execute(text("UPDATE t SET x = gate(x) RETURNING x"))
+
+    # A connection closed under an open statement held the write lock until the garbage
+    # collector freed that statement: with the collector off, that is until the end.
+    gc.disable()
+    try:
+        writer = asyncio.create_task(write())
+        await asyncio.to_thread(entered.wait, 10)
+        writer.cancel()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await writer
+        other = sqlite3.connect(tmp_path / "store.db", timeout=1)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # "database is locked" if a writer is left
+            assert other.execute("SELECT x FROM t").fetchall() == [(1,), (2,)]  # rolled back
+        finally:
+            other.close()
+    finally:
+        gc.enable()
+    await db.close()

@@ -1,17 +1,35 @@
-"""Dispatch, capacity, retries and fencing, on the real store and bus with a fake clock."""
+"""Dispatch, capacity, retries and fencing, on the real store and bus with a fake clock; and
+stops that land while store writes are in flight."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import asyncpg
 import pytest
 
 from dragoman.engines import Engines, Pair
-from dragoman.models import Document, JobStatus, Priority
+from dragoman.errors import QuotaExceeded
+from dragoman.messages import Attempt
+from dragoman.models import Document, Job, JobStatus, Pool, Priority, Usage
+from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
+from dragoman.settings import Settings
+from dragoman.store.sql import SqlJobStore
+from dragoman.usage import UsageMeter, period_of
+from dragoman.worker import BatchWorker, registration
+from dragoman.worker.registration import Registration
 from tests.conftest import FakeClock, ScriptedEngine, wait_until
+from tests.contract.conftest import (
+    POSTGRES_ADMIN_URL,
+    drop_postgres_database,
+    fresh_postgres_database,
+)
 
 PAIR = Pair("en", "es")
 
@@ -176,3 +194,144 @@ async def test_high_priority_jobs_overtake_waiting_normal_ones(
         await service.stop()
     order = [call[0] for call in scripted_engine.calls]
     assert order == ["busy", "urgent", "normal-1", "normal-2"]
+
+
+def other_writer(settings: Settings) -> sqlite3.Connection:
+    """Another process's writer, in effect: it holds the SQLite file's write lock."""
+    conn = sqlite3.connect(settings.data_dir / "dragoman.db", isolation_level=None)
+    conn.execute("BEGIN IMMEDIATE")
+    return conn
+
+
+class WatchedStore(SqlJobStore):
+    """The real store; it tells when a usage flush reaches it."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.adding = asyncio.Event()
+
+    async def add_usage(self, increments: Sequence[tuple[str, str, int, int]]) -> None:
+        self.adding.set()
+        await super().add_usage(increments)
+
+
+async def test_stopping_the_usage_meter_finishes_the_flush_in_flight(
+    make_settings: Any, clock: FakeClock
+) -> None:
+    settings = make_settings(usage_flush_s=0.01)
+    store = WatchedStore(settings.resolved_database_url)
+    await store.open()
+    meter = UsageMeter(Runtime.from_settings(settings, store=store, clock=clock))
+    meter.start()
+    writer = other_writer(settings)
+    try:
+        await meter.charge("acme", 120)
+        await store.adding.wait()  # the flush waits for the other writer
+        stopping = asyncio.create_task(meter.stop())
+        await asyncio.sleep(0.1)
+        assert not stopping.done()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    await stopping
+    assert await store.get_usage("acme", period_of(clock.now())[0]) == Usage(120, 1)
+    await store.close()
+
+
+async def test_a_charge_during_a_flush_still_counts_what_is_being_flushed(
+    make_settings: Any, clock: FakeClock
+) -> None:
+    # The quota is 200: 120 on their way to the store, then 100 more must be refused.
+    settings = make_settings(usage_flush_s=3600, monthly_characters=200)
+    store = WatchedStore(settings.resolved_database_url)
+    await store.open()
+    meter = UsageMeter(Runtime.from_settings(settings, store=store, clock=clock))
+    await meter.charge("acme", 10)  # reads the store's count (0) into the meter's cache
+    await meter.charge("acme", 110)
+    writer = other_writer(settings)
+    try:
+        flushing = asyncio.create_task(meter.flush())
+        await store.adding.wait()  # the flush waits for the other writer
+        with pytest.raises(QuotaExceeded):
+            await meter.charge("acme", 100)
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    await flushing
+    with pytest.raises(QuotaExceeded):
+        await meter.charge("acme", 100)
+    await meter.charge("acme", 80)
+    assert (await meter.report("acme")).characters == 200
+    await meter.stop()
+    await store.close()
+
+
+async def test_a_shutdown_while_a_failed_attempt_winds_down_stops_the_worker(
+    make_settings: Any, clock: FakeClock, scripted_engine: ScriptedEngine
+) -> None:
+    settings = make_settings()
+    runtime = Runtime.from_settings(settings, clock=clock)
+    await runtime.open()
+    job = Job("j1", None, "en", "es", "scripted", Pool.CPU, Priority.NORMAL, 1, 1)
+    await runtime.store.create(job, [Document("d", ["<explode>"])])
+    assert await runtime.store.mark_submitted(job.id, clock.now()) is not None
+    worker = BatchWorker(runtime, name="w", pool=Pool.CPU, engines=Engines([scripted_engine]))
+    scripted_engine.release.clear()
+    working = asyncio.create_task(worker.process([Attempt(job.id, 1)]))
+    await reaches_in(runtime, job.id, JobStatus.RUNNING)
+    writer = other_writer(settings)
+    try:
+        await asyncio.sleep(0.3)  # the next heartbeat is now a write waiting for the lock
+        scripted_engine.release.set()  # the engine fails: the attempt ends, its beat not yet
+        await asyncio.sleep(0.1)
+        working.cancel()  # the shutdown lands while the attempt waits for its heartbeat
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
+    with pytest.raises(asyncio.CancelledError):
+        await asyncio.wait_for(working, 10)
+    await runtime.close()
+
+
+async def reaches_in(runtime: Runtime, job_id: str, status: JobStatus) -> None:
+    async def check() -> bool:
+        job = await runtime.store.get(job_id)
+        return job is not None and job.status is status
+
+    await wait_until(check)
+
+
+@dataclass
+class IdleWorker:
+    name: str
+    pool: Pool = Pool.CPU
+    idle: bool = True
+
+
+async def test_a_worker_stop_waits_a_bounded_time_for_a_store_that_does_not_answer(
+    make_settings: Any, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(registration, "FORGET_TIMEOUT_S", 0.5)
+    url, name = await fresh_postgres_database()
+    holder = await asyncpg.connect(POSTGRES_ADMIN_URL.rsplit("/", 1)[0] + f"/{name}")
+    runtime = Runtime.from_settings(make_settings(database_url=url), clock=clock)
+    try:
+        await runtime.open(bus=False)
+        registered = Registration(IdleWorker("w"), runtime, warm_models=frozenset)
+        registered.start()
+
+        async def listed() -> bool:
+            return bool(await runtime.store.live_workers(Pool.CPU, clock.now()))
+
+        await wait_until(listed)
+        async with holder.transaction():
+            # Another session holds the worker's row: the removal cannot get it.
+            await holder.execute("SELECT 1 FROM workers WHERE id = 'w' FOR UPDATE")
+            began = time.monotonic()
+            await asyncio.wait_for(registered.stop(), 10)
+            assert time.monotonic() - began < 5
+        assert [w.id for w in await runtime.store.live_workers(Pool.CPU, clock.now())] == ["w"]
+    finally:
+        await holder.close()
+        await runtime.close(bus=False)
+        await drop_postgres_database(name)

@@ -10,7 +10,7 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
-from dragoman.api import extras, files, fleet, glossaries, health, jobs, memories, translate
+from dragoman.api import files, fleet, glossaries, health, jobs, memories, translate
 from dragoman.api.compat import deepl, deepl_glossaries, libretranslate
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
@@ -59,7 +59,6 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     app.include_router(deepl_glossaries.router)  # before deepl's catch-all /v2 404
     app.include_router(deepl.router)
     app.include_router(fleet.router)
-    app.include_router(extras.router)
     app.include_router(web_router(Site()))
 
     def openapi() -> dict[str, Any]:

@@ -12,6 +12,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
+from dragoman.api.forms import multipart, text_field
 from dragoman.api.schemas import (
     GLOSSARY_ID_PATTERN,
     MAX_MEMORIES,
@@ -92,24 +93,13 @@ class FormatsOut(BaseModel):
 
 async def submit_files(request: Request, service: Service, tenant: Tenant) -> Job:
     """The job of a multipart submission; every mistake a 4xx naming the field or file."""
-    settings = service.settings
-    try:
-        form = await request.form(
-            max_files=settings.max_files_per_job, max_fields=32, max_part_size=2**20
-        )
-    except Exception as exc:  # the multipart parser's errors have no common type
-        raise InvalidRequest(f"body: not a valid multipart form ({exc})") from None
-    try:
+    limit = service.settings.max_files_per_job
+    async with multipart(request, fields=_FIELDS, max_files=limit, max_part_size=2**20) as form:
         return await _submit(form, service, tenant)
-    finally:
-        await form.close()
 
 
 async def _submit(form: FormData, service: Service, tenant: Tenant) -> Job:
-    unknown = sorted(set(form.keys()) - _FIELDS)
-    if unknown:
-        raise InvalidRequest(f"unknown form fields: {', '.join(unknown)}")
-    fields = {key: _text(form, key) for key in _FIELDS - {"files"}}
+    fields = {key: text_field(form, key) for key in _FIELDS - {"files"}}
     for required in ("source_lang", "target_lang"):
         if not fields[required]:
             raise InvalidRequest(f"{required}: field required")
@@ -156,17 +146,6 @@ def _flag(key: str, value: str | None, *, default: bool) -> bool:
     if value.lower() not in ("true", "false"):
         raise InvalidRequest(f"{key}: must be 'true' or 'false'")
     return value.lower() == "true"
-
-
-def _text(form: FormData, key: str) -> str | None:
-    values = form.getlist(key)
-    if len(values) > 1:
-        raise InvalidRequest(f"{key}: given {len(values)} times")
-    if not values:
-        return None
-    if not isinstance(values[0], str):
-        raise InvalidRequest(f"{key}: must be a plain field, not a file")
-    return values[0]
 
 
 async def _upload(part: Any, declared: str | None, service: Service) -> Upload:

@@ -11,25 +11,13 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Request
 from pydantic import BaseModel, Field
 
-from dragoman.api.auth import tenant_of
+from dragoman.api.auth import operator_of
 from dragoman.api.errors import error_responses
 from dragoman.api.schemas import ErrorBody
-from dragoman.errors import Forbidden
 from dragoman.fleet import Fleet, FleetView, PoolView
 from dragoman.models import Pool, WorkerInfo
 
 router = APIRouter(prefix="/v1", tags=["fleet"])
-
-
-async def operator_of(request: Request) -> str | None:
-    """The caller's tenant, when it is an operator's (or keys are off); 403 otherwise."""
-    tenant = await tenant_of(request)
-    if tenant is not None and tenant not in request.app.state.service.settings.operators:
-        raise Forbidden(
-            f"tenant {tenant!r} may not read the fleet's figures: its key is not an "
-            "operator's (DRAGOMAN_OPERATOR_TENANTS)"
-        )
-    return tenant
 
 
 class WorkersOut(BaseModel):

@@ -9,10 +9,11 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from starlette.datastructures import FormData, UploadFile
+from starlette.datastructures import UploadFile
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
+from dragoman.api.forms import multipart, required_field, text_field
 from dragoman.api.schemas import Language
 from dragoman.errors import InvalidRequest, UnsupportedFormat
 from dragoman.models import Glossary
@@ -170,42 +171,16 @@ async def _json_in(request: Request) -> GlossaryIn:
 
 async def _from_form(request: Request, service: Service) -> tuple[str, str, str, bytes, str]:
     """The name, languages, table and table format of a multipart glossary."""
-    try:
-        form = await request.form(max_files=1, max_fields=8, max_part_size=2**16)
-    except Exception as exc:  # the multipart parser's errors have no common type
-        raise InvalidRequest(f"body: not a valid multipart form ({exc})") from None
-    try:
-        unknown = sorted(set(form.keys()) - _FIELDS)
-        if unknown:
-            raise InvalidRequest(f"unknown form fields: {', '.join(unknown)}")
-        name, source, target = (_field(form, key) for key in ("name", "source_lang", "target_lang"))
+    async with multipart(request, fields=_FIELDS, max_files=1, max_part_size=2**16) as form:
+        name, source, target = (
+            required_field(form, key) for key in ("name", "source_lang", "target_lang")
+        )
         part = form.get("file")
         if not isinstance(part, UploadFile):
             raise InvalidRequest("file: a part named 'file' with the entries is required")
-        fmt = _format(_optional(form, "format"), part.filename or "")
+        fmt = _format(text_field(form, "format"), part.filename or "")
         content = await part.read(service.settings.glossary_max_file_bytes + 1)
         return name, source, target, content, fmt
-    finally:
-        await form.close()
-
-
-def _optional(form: FormData, key: str) -> str | None:
-    values = form.getlist(key)
-    if len(values) > 1:
-        raise InvalidRequest(f"{key}: given {len(values)} times")
-    if not values:
-        return None
-    value = values[0]
-    if not isinstance(value, str):
-        raise InvalidRequest(f"{key}: must be a plain field, not a file")
-    return value
-
-
-def _field(form: FormData, key: str) -> str:
-    value = _optional(form, key)
-    if not value:
-        raise InvalidRequest(f"{key}: field required")
-    return value
 
 
 def _format(declared: str | None, filename: str) -> str:

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
@@ -127,9 +127,12 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult
         status=job.status,
         documents=[
             DocumentResult(
-                name=name, source_lang=lang or job.source_lang, segments=segs, origins=came
+                name=doc.name,
+                source_lang=doc.source_lang or job.source_lang,
+                segments=doc.targets,
+                origins=doc.origins,
             )
-            for name, lang, segs, came in documents
+            for doc in documents
         ],
     )
 
@@ -152,6 +155,33 @@ async def get_tmx(job_id: str, service: Service, tenant: Tenant) -> Response:
         content,
         media_type=TMX_MEDIA_TYPE,
         headers={"Content-Disposition": f'attachment; filename="{job.id}.tmx"'},
+    )
+
+
+class DocumentSources(BaseModel):
+    name: str
+    format: str | None = Field(description="The file's format; null for a JSON document")
+    segments: list[str]
+
+
+class JobSources(BaseModel):
+    id: str
+    documents: list[DocumentSources]
+
+
+@router.get(
+    "/{job_id}/sources", response_model=JobSources, responses=error_responses(401, 404, 503)
+)
+async def get_sources(job_id: str, service: Service, tenant: Tenant) -> JobSources:
+    """Each document's source segments, in the order of ``/result``'s translations (for a
+    file, its sentences, inline codes written ``<g1>``…``</g1>`` as in its translations)."""
+    job, documents = await service.manager.result(job_id, tenant, sources=True)
+    return JobSources(
+        id=job.id,
+        documents=[
+            DocumentSources(name=doc.name, format=doc.format, segments=doc.sources or [])
+            for doc in documents
+        ],
     )
 
 

@@ -11,6 +11,7 @@ from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
+from dragoman.api.forms import multipart
 from dragoman.api.schemas import MEMORY_NAME_PATTERN, ErrorOut
 from dragoman.errors import InvalidRequest, PayloadTooLarge
 from dragoman.models import MemoryInfo
@@ -82,16 +83,12 @@ _BODY = {
 )
 async def import_memory(request: Request, service: Service, tenant: Tenant) -> MemoryCreated:
     """Imports a TMX 1.4 file as the memory ``name``; a memory of that name is replaced."""
-    try:
-        form = await request.form(max_files=1, max_fields=4, max_part_size=2**20)
-    except Exception as exc:  # the multipart parser's errors have no common type
-        raise InvalidRequest(f"body: not a valid multipart form ({exc})") from None
-    try:
+    limit = service.settings.max_file_bytes
+    async with multipart(
+        request, fields=("name", "file"), max_files=1, max_part_size=2**20
+    ) as form:
         name, file = _fields(form)
-        limit = service.settings.max_file_bytes
         data = await file.read(limit + 1)
-    finally:
-        await form.close()
     filename = file.filename or "memory.tmx"
     if len(data) > limit:
         raise PayloadTooLarge(
@@ -104,9 +101,6 @@ async def import_memory(request: Request, service: Service, tenant: Tenant) -> M
 
 
 def _fields(form: FormData) -> tuple[str, UploadFile]:
-    unknown = sorted(set(form.keys()) - {"name", "file"})
-    if unknown:
-        raise InvalidRequest(f"unknown form fields: {', '.join(unknown)}")
     names, files = form.getlist("name"), form.getlist("file")
     if len(names) != 1 or not isinstance(names[0], str):
         raise InvalidRequest("name: give the memory's name once, as a plain field")

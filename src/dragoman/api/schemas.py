@@ -22,9 +22,9 @@ from dragoman.settings import Settings
 # What ``dragoman.languages.canonical`` accepts before it looks the code up.
 LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}$"
 # What ``dragoman.validation.check_segments`` lets through: no C0/C1 control character but
-# tab, LF and CR (nor a lone surrogate, which no pattern can name); it answers 422
-# ``invalid_segment`` naming the segment.
-SEGMENT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]*$"
+# tab, LF and CR, nor the noncharacters U+FFFE and U+FFFF (nor a lone surrogate, which no
+# pattern can name); it answers 422 ``invalid_segment`` naming the segment.
+SEGMENT_PATTERN = r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff]*$"
 # PostgreSQL text cannot hold a NUL.
 NAME_PATTERN = r"^[^\x00]*$"
 

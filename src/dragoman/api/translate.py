@@ -1,8 +1,10 @@
-"""``/v1/translate`` (small, synchronous, dynamically batched) and ``/v1/languages``."""
+"""``/v1/translate`` (small, synchronous, dynamically batched), ``/v1/languages`` and
+``/v1/limits`` (what a client checks before sending)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter
+from pydantic import BaseModel, Field
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
@@ -88,4 +90,27 @@ async def languages(service: Service, tenant: Tenant) -> LanguagesOut:
             PairOut(source=pair.source, target=pair.target, engines=engines)
             for pair, engines in service.engines.languages()
         ]
+    )
+
+
+class LimitsOut(BaseModel):
+    max_segment_chars: int = Field(description="Characters per segment (jobs and sync)")
+    sync_max_segments: int = Field(description="Segments per POST /v1/translate")
+    max_segments_per_job: int
+    max_files_per_job: int
+    max_file_bytes: int
+    max_request_bytes: int
+
+
+@router.get("/limits", response_model=LimitsOut, responses=error_responses(401))
+async def limits(service: Service, _: Tenant) -> LimitsOut:
+    """The size limits this server enforces (see the Limits section of the API docs)."""
+    settings = service.settings
+    return LimitsOut(
+        max_segment_chars=settings.max_segment_chars,
+        sync_max_segments=settings.sync_max_segments,
+        max_segments_per_job=settings.max_segments_per_job,
+        max_files_per_job=settings.max_files_per_job,
+        max_file_bytes=settings.max_file_bytes,
+        max_request_bytes=settings.max_request_bytes,
     )

@@ -177,8 +177,9 @@ PLACEHOLDER = re.compile(
 )
 
 
-# No engine is given these: the C0 and C1 controls but tab, LF and CR, and lone surrogates.
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+# No engine is given these: the C0 and C1 controls but tab, LF and CR, lone surrogates, and
+# the noncharacters U+FFFE and U+FFFF (they end Apertium's input stream).
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 PROTECTED = re.compile(f"{PLACEHOLDER.pattern}|{CONTROL.pattern}")
 
 

@@ -14,6 +14,7 @@ line that has it. The XML goes through ``safety.parse_xml``: no entities, no DTD
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -233,10 +234,16 @@ def write_tmx(
     return out
 
 
+# What XML 1.0 cannot carry. Segments are checked on the way in, so only text stored before
+# a check existed can hold one: it is written as U+FFFD rather than failing the export.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
 def _write_seg(seg: etree._Element, tokens: Sequence[str | Code]) -> None:
     last: etree._Element | None = None
     for token in tokens:
         if isinstance(token, str):
+            token = _NOT_XML.sub("\ufffd", token)
             if last is None:
                 seg.text = (seg.text or "") + token
             else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from datetime import timedelta
 
 from dragoman.engines import Engines
 from dragoman.errors import DragomanError, TransientError
@@ -149,8 +150,10 @@ class Reuse:
         return settled
 
     async def trim(self) -> int:
-        """Deletes the least recently used cache entries beyond ``cache_max_segments``."""
-        removed = await self._store.trim_cache(self._settings.cache_max_segments)
+        """Deletes the cache entries unused for ``cache_max_age_s``, then the least recently
+        used beyond ``cache_max_segments``."""
+        unused_since = self._clock.now() - timedelta(seconds=self._settings.cache_max_age_s)
+        removed = await self._store.trim_cache(self._settings.cache_max_segments, unused_since)
         if removed:
-            log.info("segment cache: %d least recently used entries removed", removed)
+            log.info("segment cache: %d stale or least recently used entries removed", removed)
         return removed

@@ -19,12 +19,13 @@ async def job_tmx(store: JobStore, job: Job) -> bytes:
     written as empty ``bpt``/``ept``/``ph``: the file holds what they stand for, and the
     same structure matches again when the TMX is imported. A job of several source
     languages gets ``srclang="*all*"``."""
-    documents = await store.translations(job.id)
-    languages = [lang or job.source_lang for lang in await store.document_languages(job.id)]
+    documents = await store.documents(job.id, sources=True)
+    languages = [doc.source_lang or job.source_lang for doc in documents]
     seen: set[tuple[str, str, str]] = set()
     out: list[Translation] = []
-    for segments, source_lang in zip(documents, languages, strict=True):
-        for source, target, origin in segments:
+    for doc, source_lang in zip(documents, languages, strict=True):
+        assert doc.sources is not None
+        for source, target, origin in zip(doc.sources, doc.targets, doc.origins, strict=True):
             if target is None or not source.strip() or (source_lang, source, target) in seen:
                 continue
             seen.add((source_lang, source, target))

@@ -20,11 +20,11 @@ from dragoman.models import (
     Job,
     JobError,
     JobStatus,
-    Origin,
     Pool,
     RelayRequest,
     RelayStatus,
     SourceFile,
+    Translated,
     Usage,
     WorkerInfo,
 )
@@ -98,44 +98,19 @@ class Jobs(Protocol):
         """``sources`` of each job, in one read."""
         ...
 
+    async def documents(self, job_id: str, *, sources: bool = False) -> list[Translated]:
+        """Each document of a job, in order, as far as it is translated, in one read (with
+        its source segments when ``sources``); a shard has none: read its parent's."""
+        ...
+
     async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
-        """Each document's name and its translations so far (``None`` = not yet); a shard
-        has none: read its parent's."""
+        """Each document's name and its translations so far (``None`` = not yet)."""
         ...
 
-    async def result_documents(
-        self, job_id: str
-    ) -> list[tuple[str, str | None, list[str | None], list[Origin | None]]]:
-        """Each document's name, detected language (None: the job's own), translations so
-        far and their origins, in one read: what ``results``, ``document_languages`` and
-        ``origins`` tell, together."""
-        ...
-
-    async def origins(self, job_id: str) -> list[list[Origin | None]]:
-        """Where each document's translations so far came from, in the shape of
-        ``results`` (``None`` = not translated yet)."""
-        ...
-
-    async def translations(self, job_id: str) -> list[list[tuple[str, str | None, Origin | None]]]:
-        """Each document's segments as ``(source, target, origin)`` (target and origin None:
-        not translated yet)."""
-        ...
-
-    async def source_texts(self, job_id: str) -> list[tuple[str, str | None, list[str]]]:
-        """Each document's name, its file's format (None: sent as segments) and its source
-        segments, in order; a shard has none: read its parent's."""
-        ...
-
-    async def source_file(
-        self, job_id: str, ordinal: int
-    ) -> tuple[str, SourceFile, list[str | None]] | None:
-        """The name, the stored file and the translations so far (``None`` = not yet) of a
-        job's document ``ordinal``; None when there is no such document or it was sent as
-        plain segments."""
-        ...
-
-    async def document_languages(self, job_id: str) -> list[str | None]:
-        """Each document's detected source language (None: the job's own), in order."""
+    async def source_file(self, job_id: str, ordinal: int) -> tuple[SourceFile, Translated] | None:
+        """The stored file of a job's document ``ordinal`` and that document as far as it
+        is translated; None when there is no such document or it was sent as plain
+        segments."""
         ...
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:

@@ -1,14 +1,22 @@
 """The database under the store: its engine, transactions, schema upgrade, and what a lost
-server becomes (``StoreUnavailable``)."""
+server becomes (``StoreUnavailable``).
+
+On SQLite a statement, once started, runs to its end: aiosqlite runs it in the connection's
+own thread, where a cancelled caller cannot stop it. A caller cancelled meanwhile waits for
+that end, then its transaction rolls back and the cancellation goes on. Cutting the wait
+short instead made SQLAlchemy close the connection under a statement still open (an
+``UPDATE ... RETURNING`` with rows unread); SQLite then keeps that connection, and its write
+lock, until the garbage collector frees the statement, and every writer waits for it.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
@@ -20,6 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from dragoman.errors import StoreUnavailable
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
+T = TypeVar("T")
 
 # SQLSTATE classes of a server going away or not there yet: 08 connection exception,
 # 57P01..57P03 admin shutdown, crash shutdown, cannot connect now.
@@ -60,6 +69,32 @@ def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+async def _to_its_end(work: Awaitable[T]) -> T:
+    """Awaits ``work`` to its end even if the caller is cancelled meanwhile; the caller's
+    cancellation is raised then."""
+    task = asyncio.ensure_future(work)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.wait([task])
+        except asyncio.CancelledError as exc:
+            cancelled = exc
+    if cancelled is not None:
+        task.exception()  # retrieved: what the caller gets is its cancellation
+        raise cancelled
+    return task.result()
+
+
+class _WholeStatements(AsyncConnection):
+    """A SQLite connection whose statements are never cut short (see the module's doc)."""
+
+    async def execute(self, *args: Any, **kwargs: Any) -> Any:
+        return await _to_its_end(super().execute(*args, **kwargs))
+
+    async def run_sync(self, *args: Any, **kwargs: Any) -> Any:
+        return await _to_its_end(super().run_sync(*args, **kwargs))
+
+
 class Database:
     """One SQLAlchemy async engine (SQLite or PostgreSQL), opened with its schema up to date."""
 
@@ -98,10 +133,11 @@ class Database:
                 await self._idle.wait()
         await engine.dispose()
 
-    def _opened(self) -> AsyncEngine:
+    def _connection(self) -> AsyncConnection:
+        """A connection (not yet connected) of the open engine."""
         if self._engine is None:
             raise StoreUnavailable("the store is not open")
-        return self._engine
+        return _WholeStatements(self._engine) if self._sqlite else self._engine.connect()
 
     @contextlib.contextmanager
     def _counted(self) -> Iterator[None]:
@@ -119,19 +155,19 @@ class Database:
         """A connection in a transaction, committed at the end unless it raises."""
         with self._counted(), _translated():
             if self._write_lock is not None:
-                # _opened() runs once the lock is held: the store may close while a writer
-                # waits for it.
-                async with self._write_lock, self._opened().begin() as conn:
+                # _connection() runs once the lock is held: the store may close while a
+                # writer waits for it.
+                async with self._write_lock, self._connection() as conn, conn.begin():
                     yield conn
             else:
-                async with self._opened().begin() as conn:
+                async with self._connection() as conn, conn.begin():
                     yield conn
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A connection for reads only (no write lock taken)."""
         with self._counted(), _translated():
-            async with self._opened().connect() as conn:
+            async with self._connection() as conn:
                 yield conn
 
 

@@ -25,8 +25,9 @@ class SegmentCache(Protocol):
         target wins; a key with nothing stored is absent)."""
         ...
 
-    async def trim_cache(self, max_segments: int) -> int:
-        """Deletes the least recently used entries beyond ``max_segments``; how many."""
+    async def trim_cache(self, max_segments: int, unused_since: datetime) -> int:
+        """Deletes the entries not used since ``unused_since``, then the least recently used
+        beyond ``max_segments``; how many."""
         ...
 
 

@@ -1,106 +1,79 @@
-"""What a job's segments have become: each document's translations so far, where they came
-from, its detected language, and an uploaded file with its translations."""
+"""What a job's segments have become: each document's translations so far and where they
+came from (its sources too, when asked), and an uploaded file with its translations."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any
 
-from dragoman.models import Origin, SourceFile
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from dragoman.models import SourceFile, Translated
 from dragoman.store.database import Database
 from dragoman.store.rows import origin_of, to_file
 from dragoman.store.tables import documents, segments
 
 
+def _translated(doc: Any, rows: list[Any], with_sources: bool) -> Translated:
+    return Translated(
+        name=doc.name,
+        source_lang=doc.source_lang,
+        format=doc.format,
+        targets=[row.target for row in rows],
+        origins=[origin_of(row) for row in rows],
+        sources=[row.source for row in rows] if with_sources else None,
+    )
+
+
+async def _segment_rows(
+    conn: AsyncConnection, job_id: str, with_sources: bool, first: int = 0, end: int | None = None
+) -> list[Any]:
+    """The job's segments from ``first`` to ``end``, in one statement: their targets and
+    origins are read together, so they always agree."""
+    columns = [segments.c.target, segments.c.origin]
+    if with_sources:
+        columns.append(segments.c.source)
+    query = select(*columns).where(segments.c.job_id == job_id, segments.c.position >= first)
+    if end is not None:
+        query = query.where(segments.c.position < end)
+    return list((await conn.execute(query.order_by(segments.c.position))).all())
+
+
 class SqlResults:
     _db: Database
 
-    async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
+    async def documents(self, job_id: str, *, sources: bool = False) -> list[Translated]:
         doc_query = (
-            select(documents.c.name, documents.c.segment_count)
+            select(
+                documents.c.name,
+                documents.c.source_lang,
+                documents.c.format,
+                documents.c.segment_count,
+            )
             .where(documents.c.job_id == job_id)
             .order_by(documents.c.ordinal)
-        )
-        seg_query = (
-            select(segments.c.target)
-            .where(segments.c.job_id == job_id)
-            .order_by(segments.c.position)
         )
         async with self._db.read() as conn:
             docs = (await conn.execute(doc_query)).all()
-            targets: list[str | None] = [row.target for row in await conn.execute(seg_query)]
+            rows = await _segment_rows(conn, job_id, sources)
         out, start = [], 0
         for doc in docs:
-            out.append((doc.name, targets[start : start + doc.segment_count]))
+            out.append(_translated(doc, rows[start : start + doc.segment_count], sources))
             start += doc.segment_count
         return out
 
-    async def origins(self, job_id: str) -> list[list[Origin | None]]:
-        doc_query = (
-            select(documents.c.segment_count)
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        seg_query = (
-            select(segments.c.target, segments.c.origin)
-            .where(segments.c.job_id == job_id)
-            .order_by(segments.c.position)
-        )
-        async with self._db.read() as conn:
-            counts = [row.segment_count for row in await conn.execute(doc_query)]
-            found = [origin_of(row) for row in await conn.execute(seg_query)]
-        out, start = [], 0
-        for count in counts:
-            out.append(found[start : start + count])
-            start += count
-        return out
+    async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
+        return [(doc.name, doc.targets) for doc in await self.documents(job_id)]
 
-    async def translations(self, job_id: str) -> list[list[tuple[str, str | None, Origin | None]]]:
-        doc_query = (
-            select(documents.c.segment_count)
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        seg_query = (
-            select(segments.c.source, segments.c.target, segments.c.origin)
-            .where(segments.c.job_id == job_id)
-            .order_by(segments.c.position)
-        )
-        async with self._db.read() as conn:
-            counts = [row.segment_count for row in await conn.execute(doc_query)]
-            rows = [(r.source, r.target, origin_of(r)) for r in await conn.execute(seg_query)]
-        out, start = [], 0
-        for count in counts:
-            out.append(rows[start : start + count])
-            start += count
-        return out
-
-    async def document_languages(self, job_id: str) -> list[str | None]:
-        query = (
-            select(documents.c.source_lang)
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        async with self._db.read() as conn:
-            return [row.source_lang for row in await conn.execute(query)]
-
-    async def source_file(
-        self, job_id: str, ordinal: int
-    ) -> tuple[str, SourceFile, list[str | None]] | None:
+    async def source_file(self, job_id: str, ordinal: int) -> tuple[SourceFile, Translated] | None:
         query = select(documents).where(
             documents.c.job_id == job_id, documents.c.ordinal == ordinal
         )
         async with self._db.read() as conn:
-            row = (await conn.execute(query)).first()
-            found = to_file(row) if row is not None else None
-            if row is None or found is None:
+            doc = (await conn.execute(query)).first()
+            found = to_file(doc) if doc is not None else None
+            if doc is None or found is None:
                 return None
-            targets = await conn.execute(
-                select(segments.c.target)
-                .where(
-                    segments.c.job_id == job_id,
-                    segments.c.position >= row.first_position,
-                    segments.c.position < row.first_position + row.segment_count,
-                )
-                .order_by(segments.c.position)
-            )
-            return row.name, found, [t.target for t in targets]
+            end = doc.first_position + doc.segment_count
+            rows = await _segment_rows(conn, job_id, False, doc.first_position, end)
+        return found, _translated(doc, rows, False)

@@ -88,11 +88,15 @@ class SqlSegmentCache:
                 )
             return await find(conn, [e.key for e in entries], now)
 
-    async def trim_cache(self, max_segments: int) -> int:
+    async def trim_cache(self, max_segments: int, unused_since: datetime) -> int:
+        async with self._db.tx() as conn:
+            stale = await conn.execute(
+                delete(segment_cache).where(segment_cache.c.last_used_at < unused_since)
+            )
         async with self._db.read() as conn:
             count = (await conn.execute(select(func.count()).select_from(segment_cache))).scalar()
         excess = int(count or 0) - max_segments
-        removed = 0
+        removed = int(stale.rowcount)
         while excess > 0:
             batch = min(excess, TRIM_BATCH)
             oldest = (

@@ -13,7 +13,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select, update
 
-from dragoman.models import Document, Job, JobError, JobStatus, Origin, Pool, RelayStatus
+from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
 from dragoman.store import shards as family
 from dragoman.store.attempts import SqlAttempts
 from dragoman.store.database import Database
@@ -29,12 +29,10 @@ from dragoman.store.rows import (
     DISPATCHABLE,
     FINISHED_VALUES,
     IN_FLIGHT_VALUES,
-    origin_of,
     to_job,
 )
 from dragoman.store.segment_cache import SqlSegmentCache
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
-from dragoman.store.texts import SqlTexts
 from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
 from dragoman.store.writes import ChunkWrite, Ending
@@ -69,7 +67,6 @@ class SqlJobStore(
     SqlDeliveries,
     SqlSegmentCache,
     SqlMemories,
-    SqlTexts,
     SqlGlossaries,
 ):
     """The whole ``JobStore`` on one database."""
@@ -156,30 +153,6 @@ class SqlJobStore(
                 )
                 found[shard.id] = [(row.position, row.source) for row in await conn.execute(query)]
         return found
-
-    async def result_documents(
-        self, job_id: str
-    ) -> list[tuple[str, str | None, list[str | None], list[Origin | None]]]:
-        doc_query = (
-            select(documents.c.name, documents.c.source_lang, documents.c.segment_count)
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        seg_query = (
-            select(segments.c.target, segments.c.origin)
-            .where(segments.c.job_id == job_id)
-            .order_by(segments.c.position)
-        )
-        async with self._db.read() as conn:
-            docs = (await conn.execute(doc_query)).all()
-            rows = (await conn.execute(seg_query)).all()
-        out, start = [], 0
-        for doc in docs:
-            mine = rows[start : start + doc.segment_count]
-            targets = [row.target for row in mine]
-            out.append((doc.name, doc.source_lang, targets, [origin_of(row) for row in mine]))
-            start += doc.segment_count
-        return out
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
         found = await self.mark_submitted_many([job_id], now)

@@ -200,6 +200,9 @@ memories = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     UniqueConstraint("tenant", "name", name="uq_memories_tenant_name"),
+    # Ids are never reused (SQLite reuses the highest one otherwise): a job that resolved a
+    # memory's id before its deletion finds nothing rather than another tenant's memory.
+    sqlite_autoincrement=True,
 )
 
 # One direction of one unit of a memory: ``key`` is the sha256 of the languages and the

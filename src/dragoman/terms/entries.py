@@ -23,7 +23,7 @@ from dragoman.terms.matching import Entry
 FORMATS = ("tsv", "csv")
 # C0 and C1 controls (tab and line breaks included), Unicode's line separators and lone
 # surrogates: none belongs in a term, TSV could not hold them, a database cannot store some.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 
 
 @dataclass(frozen=True, slots=True)

@@ -97,7 +97,8 @@ async def billed_characters(service: ApiParts, job: Job) -> int:
     found = await service.store.source_file(job.id, 0)
     if found is None:
         return 0
-    name, stored, _ = found
+    stored, document = found
+    name = document.name
     fmt = for_file(name, stored.format)
     units = await asyncio.to_thread(fmt.extract, stored.content, filename=name)
     return sum(len(unit.plain) for unit in units)

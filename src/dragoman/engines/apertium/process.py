@@ -14,9 +14,11 @@ async def spawn_shell(script: str, stderr: int) -> asyncio.subprocess.Process:
     """Runs ``script``, a mode's shell pipeline, with pipes for its stdin and stdout."""
     # A mode's $1 is the generator's unknown-word flag (-g marks them with '*', as the CLI
     # does); $2 is the tagger's extra option, empty. A new session lets stop() kill every
-    # stage of a shell pipeline at once.
+    # stage of a shell pipeline at once. --norc: under uvloop stdin is a socket, and bash
+    # then reads ~/.bashrc as if started by sshd; a pipeline must not run the user's set-up.
     return await asyncio.create_subprocess_exec(
         "bash",
+        "--norc",
         "-c",
         script,
         "apertium",

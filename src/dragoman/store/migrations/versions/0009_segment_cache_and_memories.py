@@ -35,6 +35,9 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("tenant", "name", name="uq_memories_tenant_name"),
+        # A deleted memory's id is never given again: a job that resolved it before the
+        # deletion must find nothing, never another memory (another tenant's).
+        sqlite_autoincrement=True,
     )
     op.create_table(
         "memory_units",
