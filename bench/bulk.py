@@ -1,216 +1,59 @@
-"""100 small documents as 100 jobs: dragoman end to end vs the raw engine vs the old design.
+"""100 small documents as 100 jobs, and as one job: dragoman end to end vs the raw engine vs
+the old design, on two corpora in one run (``workload.py``): long licence sentences and short
+lines of about a dozen words.
 
 ``--mode embedded`` measures one ``dragoman serve``; ``--mode distributed`` one ``dragoman
 api``, one ``dragoman watchdog`` and ``--workers`` ``dragoman worker --pool cpu`` processes
 over PostgreSQL and RabbitMQ; ``--mode both`` measures both in each run and compares them.
 
 Both deployments get the same engine parallelism, ``--workers`` (default 2, the embedded
-defaults on a 2-core machine). Every job here (at most 40 segments, under one chunk) is one
-engine call, and a worker holds one job at a time, so:
+defaults on a 2-core machine):
 
 - embedded: ``DRAGOMAN_CPU_MAX_WORKERS=N`` in-process workers share one engine with
-  ``DRAGOMAN_APERTIUM_PIPELINES_PER_PAIR=N`` warm pipelines: N pipelines busy at once;
-- distributed: N worker processes, each with its own engine and one pipeline (a second one
-  would never be used), and ``DRAGOMAN_CPU_MAX_WORKERS=N`` for the watchdog's dispatch
-  capacity: N pipelines busy at once.
+  ``DRAGOMAN_APERTIUM_PIPELINES_PER_PAIR=N`` warm pipelines;
+- distributed: N worker processes, each with its own engine and one pipeline, and
+  ``DRAGOMAN_CPU_MAX_WORKERS=N`` for the watchdog's dispatch capacity.
 
-Also checks parity: every segment dragoman returns must equal ``apertium eng-spa`` run on that
-segment alone (whitespace runs aside).
+Each measurement gets a fresh deployment, warmed up by one small job of other text, so that
+no measurement finds the text of another one stored. The baselines, per corpus: ``apertium
+eng-spa`` once over the concatenation of every segment (raw), and a fresh ``apertium`` per
+document (the old design). Parity: every segment dragoman returns must equal ``apertium
+eng-spa`` run on that segment alone (whitespace runs aside).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import random
 import statistics
-import time
-from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import httpx
-from common import (
-    SEED,
-    Stopwatch,
-    distributed_deployment,
-    dragoman_server,
-    error_text,
-    load_corpus,
-    normalize,
-    ratio,
-    report,
-    run_apertium,
-    timed,
+from common import distributed_deployment, dragoman_server, ratio, report, timed
+from workload import (
+    CLIENT_THREADS,
+    POLL_INTERVAL_S,
+    WORKLOADS,
+    Translated,
+    Workload,
+    concat_parity,
+    parity,
+    references,
+    run_jobs,
+    run_old_design,
+    run_raw,
+    warm_up,
 )
 
 NAMES = {"embedded": "bulk", "distributed": "bulk_distributed", "both": "bulk_compare"}
 DEPLOYMENTS = ("embedded", "distributed")
+SHAPES = ("hundred_jobs", "one_job")
 WORKERS = 2
 DISTRIBUTED_OVER_EMBEDDED_TARGET_MAX = 1.25
-DOCUMENTS = 100
-MIN_SEGMENTS, MAX_SEGMENTS = 5, 40
-CLIENT_THREADS = 8
-PARITY_THREADS = 2
-POLL_INTERVAL_S = 0.25  # a client polling its batch; faster polls only load the server
-E2E_TIMEOUT_S = 120.0
-FINISHED = {"succeeded", "failed", "cancelled"}
-MAX_EXAMPLES = 5
-
-Documents = list[list[str]]
-
-
-def build_documents(corpus: list[str], seed: int = SEED) -> Documents:
-    """``DOCUMENTS`` documents of 5-40 corpus lines, drawn with replacement."""
-    rng = random.Random(seed)
-    return [
-        [rng.choice(corpus) for _ in range(rng.randint(MIN_SEGMENTS, MAX_SEGMENTS))]
-        for _ in range(DOCUMENTS)
-    ]
-
-
-# ---------------------------------------------------------------- dragoman end to end
-
-
-def submit(client: httpx.Client, index: int, segments: list[str]) -> str:
-    """Submits one document as one en→es job; returns its id."""
-    body = {
-        "source_lang": "en",
-        "target_lang": "es",
-        "documents": [{"name": f"doc-{index:03d}.txt", "segments": segments}],
-    }
-    response = client.post("/v1/jobs", json=body)
-    if response.status_code != 202:
-        reason = error_text(response.status_code, response.content)
-        raise RuntimeError(f"job {index} refused: {reason}")
-    job_id: str = response.json()["id"]
-    return job_id
-
-
-def statuses(client: httpx.Client) -> dict[str, str]:
-    """Every job's status on the (fresh) server, by id, following pagination."""
-    found: dict[str, str] = {}
-    params: dict[str, Any] = {"limit": 1000}
-    while True:
-        response = client.get("/v1/jobs", params=params)
-        response.raise_for_status()
-        page = response.json()
-        found.update({job["id"]: job["status"] for job in page["jobs"]})
-        if not page["next_cursor"]:
-            return found
-        params["cursor"] = page["next_cursor"]
-
-
-def wait_finished(client: httpx.Client, ids: list[str]) -> dict[str, str]:
-    """Polls until every job in ``ids`` has finished; returns their final statuses."""
-    deadline = time.monotonic() + E2E_TIMEOUT_S
-    while True:
-        current = statuses(client)
-        mine = {job_id: current.get(job_id, "missing") for job_id in ids}
-        if all(status in FINISHED for status in mine.values()):
-            return mine
-        if time.monotonic() > deadline:
-            raise TimeoutError(
-                f"jobs unfinished after {E2E_TIMEOUT_S:.0f}s: {Counter(mine.values())}"
-            )
-        time.sleep(POLL_INTERVAL_S)
-
-
-def fetch_result(client: httpx.Client, job_id: str) -> list[str | None]:
-    """The translated segments of a one-document job."""
-    response = client.get(f"/v1/jobs/{job_id}/result")
-    response.raise_for_status()
-    segments: list[str | None] = response.json()["documents"][0]["segments"]
-    return segments
-
-
-def run_e2e(url: str, documents: Documents) -> tuple[list[list[str | None]], dict[str, Any]]:
-    """Submit all jobs concurrently, wait for all, fetch all: results and timings."""
-    limits = httpx.Limits(max_connections=CLIENT_THREADS, max_keepalive_connections=CLIENT_THREADS)
-    with (
-        httpx.Client(base_url=url, timeout=60.0, limits=limits) as client,
-        ThreadPoolExecutor(CLIENT_THREADS) as pool,
-        Stopwatch() as total,
-    ):
-        ids = list(pool.map(lambda item: submit(client, *item), enumerate(documents)))
-        submitted_s = time.perf_counter() - total.started
-        final = wait_finished(client, ids)
-        finished_s = time.perf_counter() - total.started
-        results = list(pool.map(lambda job_id: fetch_result(client, job_id), ids))
-    timings = {
-        "submit_s": round(submitted_s, 3),
-        "all_finished_s": round(finished_s, 3),
-        "e2e_s": round(total.elapsed, 3),
-        "job_statuses": dict(Counter(final.values())),
-    }
-    return results, timings
-
-
-# ---------------------------------------------------------------- baselines
-
-
-def run_raw(documents: Documents) -> tuple[list[str], float]:
-    """One ``apertium`` process over every segment, newline-joined: output lines and time."""
-    text = "\n".join(segment for doc in documents for segment in doc) + "\n"
-    output, seconds = timed(lambda: run_apertium(text))
-    return output.splitlines(), seconds
-
-
-def run_old_design(documents: Documents) -> float:
-    """A fresh ``apertium`` process per document, one after another: total time."""
-    with Stopwatch() as watch:
-        for doc in documents:
-            run_apertium("\n".join(doc) + "\n")
-    return watch.elapsed
-
-
-def references(segments: set[str]) -> dict[str, str]:
-    """Each distinct segment translated alone by a fresh ``apertium`` process, normalized."""
-    ordered = sorted(segments)
-    with ThreadPoolExecutor(PARITY_THREADS) as pool:
-        outputs = pool.map(run_apertium, ordered)
-        return {segment: normalize(out) for segment, out in zip(ordered, outputs, strict=True)}
-
-
-# ---------------------------------------------------------------- comparison
-
-
-def parity(
-    documents: Documents, translated: list[list[str | None]], reference: dict[str, str]
-) -> dict[str, Any]:
-    """How many of dragoman's translations equal the per-segment reference."""
-    total = matches = 0
-    examples: list[dict[str, str | None]] = []
-    for doc, out in zip(documents, translated, strict=True):
-        padded = out + [None] * (len(doc) - len(out))
-        for source, got in zip(doc, padded, strict=False):
-            total += 1
-            expected = reference[source]
-            if got is not None and normalize(got) == expected:
-                matches += 1
-            elif len(examples) < MAX_EXAMPLES:
-                examples.append({"source": source, "dragoman": got, "apertium_alone": expected})
-    return {
-        "segments": total,
-        "matches": matches,
-        "mismatches": total - matches,
-        "fraction": round(matches / total, 4) if total else None,
-        "examples": examples,
-    }
-
-
-def concat_parity(documents: Documents, raw_lines: list[str], reference: dict[str, str]) -> Any:
-    """Share of segments the plain concatenated run translates as if alone (context leaks)."""
-    sources = [segment for doc in documents for segment in doc]
-    if len(raw_lines) != len(sources):
-        return {"comparable": False, "lines_in": len(sources), "lines_out": len(raw_lines)}
-    same = sum(
-        normalize(out) == reference[src] for src, out in zip(sources, raw_lines, strict=True)
-    )
-    return {"comparable": True, "fraction": round(same / len(sources), 4)}
-
-
-# ---------------------------------------------------------------- deployments
+# e2e/raw targets by corpus and shape (issue 14 for the short corpus; goal 1.2 for 100 jobs).
+TARGETS = {
+    "licence": {"hundred_jobs": 2.0},
+    "short": {"hundred_jobs": 1.5, "one_job": 1.3},
+}
 
 
 def deployment_settings(deployment: str, workers: int) -> dict[str, str]:
@@ -223,20 +66,26 @@ def deployment_settings(deployment: str, workers: int) -> dict[str, str]:
 
 
 def run_deployment(
-    deployment: str, documents: Documents, workers: int
-) -> tuple[list[list[str | None]], dict[str, Any]]:
-    """Starts ``deployment``, runs the workload through it end to end, stops it."""
+    deployment: str, workload: Workload, workers: int, *, one_job: bool
+) -> tuple[Translated, dict[str, Any]]:
+    """Starts ``deployment``, warms it up, runs the workload through it, stops it."""
     settings = deployment_settings(deployment, workers)
     if deployment == "embedded":
         with dragoman_server(settings) as server:
-            translated, e2e = run_e2e(server.url, documents)
+            warm_up(server.url)
+            translated, e2e = run_jobs(
+                server.url, workload.documents, one_job=one_job, pids=[server.pid]
+            )
         return translated, {**e2e, "processes": {"serve": server.info}}
     with distributed_deployment(workers, settings) as cluster:
-        translated, e2e = run_e2e(cluster.url, documents)
+        warm_up(cluster.url)
+        translated, e2e = run_jobs(
+            cluster.url, workload.documents, one_job=one_job, pids=cluster.pids
+        )
     return translated, {**e2e, "processes": cluster.info()}
 
 
-# ---------------------------------------------------------------- main
+# ---------------------------------------------------------------- runs
 
 
 def parse_args() -> argparse.Namespace:
@@ -248,6 +97,12 @@ def parse_args() -> argparse.Namespace:
         choices=[*DEPLOYMENTS, "both"],
         default="embedded",
         help="deployment to measure; both: each in every run, compared",
+    )
+    parser.add_argument(
+        "--corpus",
+        choices=[*WORKLOADS, "both"],
+        default="both",
+        help="workload to measure (default: both corpora in one run)",
     )
     parser.add_argument(
         "--runs", type=int, default=1, help="repetitions, reported as min/median/max"
@@ -270,132 +125,177 @@ def spread(values: list[float]) -> dict[str, float]:
     }
 
 
-def measure_runs(
-    deployments: list[str], documents: Documents, runs: int, workers: int
-) -> tuple[list[dict[str, Any]], dict[str, list[list[str | None]]], list[str]]:
-    """Every run: each deployment (in alternating order), then the two baselines."""
-    records: list[dict[str, Any]] = []
-    translated: dict[str, list[list[str | None]]] = {name: [] for name in deployments}
-    raw_lines: list[str] = []
-    for index in range(runs):
+class Runs:
+    """Every run's figures and translations, by workload, deployment and shape."""
+
+    def __init__(self, workloads: list[Workload], deployments: list[str], workers: int) -> None:
+        self.workloads = workloads
+        self.deployments = deployments
+        self.workers = workers
+        self.records: list[dict[str, Any]] = []
+        self.translated: dict[tuple[str, str, str], Translated] = {}
+        self.raw_lines: dict[str, list[str]] = {}
+
+    def run(self, index: int) -> None:
         # Alternating which deployment goes first evens out a machine that drifts.
-        order = deployments if index % 2 == 0 else deployments[::-1]
+        order = self.deployments if index % 2 == 0 else self.deployments[::-1]
         # Other work on the machine shows up in every figure; the load says how much.
         record: dict[str, Any] = {"order": order, "load_1m_at_start": os.getloadavg()[0]}
-        for name in order:
-            out, record[name] = run_deployment(name, documents, workers)
-            translated[name] += out
-        raw_lines, raw_s = run_raw(documents)
-        record["raw_engine_s"] = round(raw_s, 3)
-        record["old_design_s"] = round(run_old_design(documents), 3)
-        if len(deployments) == 2:
-            record["distributed_over_embedded"] = ratio(
-                record["distributed"]["e2e_s"], record["embedded"]["e2e_s"]
+        for workload in self.workloads:
+            record[workload.name] = figures = {}
+            for name in order:
+                figures[name] = {}
+                for shape in SHAPES:
+                    out, figures[name][shape] = run_deployment(
+                        name, workload, self.workers, one_job=shape == "one_job"
+                    )
+                    self.translated.setdefault((workload.name, name, shape), []).extend(out)
+            self.raw_lines[workload.name], raw_s, raw_cpu_s = run_raw(workload.documents)
+            figures["raw_engine_s"] = round(raw_s, 3)
+            figures["raw_engine_cpu_s"] = round(raw_cpu_s, 3)
+            figures["old_design_s"] = round(run_old_design(workload.documents), 3)
+            for name in order:
+                for shape in SHAPES:
+                    found = figures[name][shape]
+                    found["e2e_over_raw"] = ratio(found["e2e_s"], raw_s)
+                    found["cpu_over_raw"] = ratio(found["server_cpu_s"], raw_cpu_s)
+            if len(self.deployments) == 2:
+                figures["distributed_over_embedded"] = ratio(
+                    figures["distributed"]["hundred_jobs"]["e2e_s"],
+                    figures["embedded"]["hundred_jobs"]["e2e_s"],
+                )
+        print(f"run {index + 1}: {self.brief(record)}", flush=True)
+        self.records.append(record)
+
+    def brief(self, record: dict[str, Any]) -> str:
+        """One run's figures on one line."""
+        parts = []
+        for workload in self.workloads:
+            found = record[workload.name]
+            shapes = [
+                f"{name} {shape} {found[name][shape]['e2e_s']:.2f}s"
+                for name in self.deployments
+                for shape in SHAPES
+            ]
+            parts.append(
+                f"{workload.name}: {', '.join(shapes)}, raw {found['raw_engine_s']:.2f}s, "
+                f"old {found['old_design_s']:.2f}s"
             )
-        print(f"run {index + 1}/{runs}: {brief(record, deployments)}", flush=True)
-        records.append(record)
-    return records, translated, raw_lines
+        return "; ".join(parts)
 
 
-def brief(record: dict[str, Any], deployments: list[str]) -> str:
-    """One run's figures on one line."""
-    figures = [f"{name} e2e {record[name]['e2e_s']:.2f}s" for name in deployments]
-    figures += [f"raw {record['raw_engine_s']:.2f}s", f"old {record['old_design_s']:.2f}s"]
-    if "distributed_over_embedded" in record:
-        figures.append(f"distributed/embedded {record['distributed_over_embedded']}")
-    return ", ".join(figures)
-
-
-def summarize_deployment(
-    name: str, records: list[dict[str, Any]], parity_found: dict[str, Any], workers: int
+def summarize_shape(
+    runs: Runs, workload: Workload, name: str, shape: str, reference: dict[str, str]
 ) -> dict[str, Any]:
-    """One deployment over all runs: its settings, e2e spread, ratios to the baselines."""
-    e2e = [record[name]["e2e_s"] for record in records]
-    raw = statistics.median(record["raw_engine_s"] for record in records)
-    old = statistics.median(record["old_design_s"] for record in records)
+    """One deployment and shape over all runs: e2e spread, ratio to raw, parity."""
+    per_run = [record[workload.name] for record in runs.records]
+    e2e = [found[name][shape]["e2e_s"] for found in per_run]
+    raw = statistics.median(found["raw_engine_s"] for found in per_run)
+    old = statistics.median(found["old_design_s"] for found in per_run)
+    target = TARGETS[workload.name].get(shape)
+    over_raw = ratio(statistics.median(e2e), raw)
+    translated = runs.translated[(workload.name, name, shape)]
     return {
-        "settings": deployment_settings(name, workers),
         "e2e_s": spread(e2e),
-        "all_finished_s": spread([record[name]["all_finished_s"] for record in records]),
-        "ratios": {
-            "e2e_over_raw": ratio(statistics.median(e2e), raw),
-            "e2e_over_raw_target_max": 2.0,
-            "old_over_e2e": ratio(old, statistics.median(e2e)),
-            "old_over_e2e_target_min": 30.0,
+        "all_finished_s": spread([found[name][shape]["all_finished_s"] for found in per_run]),
+        "submit_s": spread([found[name][shape]["submit_s"] for found in per_run]),
+        "e2e_over_raw": over_raw,
+        "e2e_over_raw_per_run": [found[name][shape]["e2e_over_raw"] for found in per_run],
+        "e2e_over_raw_target_max": target,
+        "met": None if target is None or over_raw is None else over_raw <= target,
+        "old_over_e2e": ratio(old, statistics.median(e2e)),
+        # The deployment's CPU (with its engine processes) over the raw engine's: what the
+        # machine's load moves least.
+        "server_cpu_s": spread([found[name][shape]["server_cpu_s"] for found in per_run]),
+        "cpu_over_raw": ratio(
+            statistics.median(found[name][shape]["server_cpu_s"] for found in per_run),
+            statistics.median(found["raw_engine_cpu_s"] for found in per_run),
+        ),
+        "parity": {
+            **parity(workload.documents * len(runs.records), translated, reference),
+            "target": 1.0,
         },
-        "parity": {**parity_found, "target": 1.0},
     }
 
 
-def comparison(records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The per-run distributed/embedded e2e ratios against the target."""
-    per_run = [record["distributed_over_embedded"] for record in records]
-    median = statistics.median(per_run)
-    return {
-        **spread(per_run),
-        "target_max": DISTRIBUTED_OVER_EMBEDDED_TARGET_MAX,
-        "met_by_median": median <= DISTRIBUTED_OVER_EMBEDDED_TARGET_MAX,
-        "met_in_every_run": max(per_run) <= DISTRIBUTED_OVER_EMBEDDED_TARGET_MAX,
+def summarize_workload(runs: Runs, workload: Workload) -> dict[str, Any]:
+    """One workload over all runs: baselines, each deployment's shapes, parity."""
+    distinct = {s for doc in workload.documents for s in doc}
+    reference, reference_s = timed(lambda: references(distinct))
+    per_run = [record[workload.name] for record in runs.records]
+    raw = [found["raw_engine_s"] for found in per_run]
+    old = [found["old_design_s"] for found in per_run]
+    result: dict[str, Any] = {"workload": workload.describe()}
+    for name in runs.deployments:
+        result[name] = {
+            "settings": deployment_settings(name, runs.workers),
+            **{shape: summarize_shape(runs, workload, name, shape, reference) for shape in SHAPES},
+        }
+    if len(runs.deployments) == 2:
+        per = [found["distributed_over_embedded"] for found in per_run]
+        result["distributed_over_embedded"] = {
+            **spread(per),
+            "target_max": DISTRIBUTED_OVER_EMBEDDED_TARGET_MAX,
+            "met_by_median": statistics.median(per) <= DISTRIBUTED_OVER_EMBEDDED_TARGET_MAX,
+        }
+    return result | {
+        "raw_engine_s": spread(raw),
+        "raw_engine_cpu_s": spread([found["raw_engine_cpu_s"] for found in per_run]),
+        "old_design_s": spread(old),
+        # The old_over_e2e of a service as fast as one engine process over the whole corpus.
+        "old_over_raw": ratio(statistics.median(old), statistics.median(raw)),
+        "raw_concat_parity": concat_parity(
+            workload.documents, runs.raw_lines[workload.name], reference
+        ),
+        "reference": {"distinct_segments": len(reference), "seconds": round(reference_s, 3)},
     }
 
 
-def measure(mode: str, runs: int, workers: int) -> dict[str, Any]:
+def measure(args: argparse.Namespace) -> dict[str, Any]:
     """Runs every measurement and returns the result document."""
-    deployments = list(DEPLOYMENTS) if mode == "both" else [mode]
-    documents = build_documents(load_corpus())
-    records, translated, raw_lines = measure_runs(deployments, documents, runs, workers)
-    reference, reference_s = timed(lambda: references({s for doc in documents for s in doc}))
-    segments = sum(len(doc) for doc in documents)
-    result: dict[str, Any] = {
-        "workload": {"documents": len(documents), "segments": segments, "seed": SEED},
+    deployments = list(DEPLOYMENTS) if args.mode == "both" else [args.mode]
+    names = list(WORKLOADS) if args.corpus == "both" else [args.corpus]
+    runs = Runs([WORKLOADS[name]() for name in names], deployments, args.workers)
+    for index in range(args.runs):
+        runs.run(index)
+    return {
+        "mode": args.mode,
         "parameters": {
-            "runs": runs,
-            "workers": workers,
+            "runs": args.runs,
+            "workers": args.workers,
             "client_threads": CLIENT_THREADS,
             "poll_interval_s": POLL_INTERVAL_S,
         },
+        "corpora": {w.name: summarize_workload(runs, w) for w in runs.workloads},
+        "runs": runs.records,
     }
-    for name in deployments:
-        found = parity(documents * runs, translated[name], reference)
-        result[name] = summarize_deployment(name, records, found, workers)
-    if mode == "both":
-        result["distributed_over_embedded"] = comparison(records)
-    raw = [record["raw_engine_s"] for record in records]
-    old = [record["old_design_s"] for record in records]
-    result |= {
-        "raw_engine_s": spread(raw),
-        "old_design_s": spread(old),
-        # The old_over_e2e of a service as fast as one engine process over the whole corpus:
-        # about the most any service reaches here (only engines in parallel could beat it).
-        "old_over_raw": ratio(statistics.median(old), statistics.median(raw)),
-        "raw_concat_parity": concat_parity(documents, raw_lines, reference),
-        "reference": {"distinct_segments": len(reference), "seconds": round(reference_s, 3)},
-        "runs": records,
-    }
-    return result
 
 
 def summarize(result: dict[str, Any]) -> str:
-    work, params = result["workload"], result["parameters"]
-    lines = [
-        f"{work['documents']} docs / {work['segments']} segments, {params['runs']} run(s), "
-        f"{params['workers']} workers: raw {span(result['raw_engine_s'])}, "
-        f"old {span(result['old_design_s'])} (old/raw {result['old_over_raw']})"
-    ]
-    for name in DEPLOYMENTS:
-        if name in result:
-            found, ratios, par = result[name], result[name]["ratios"], result[name]["parity"]
-            lines.append(
-                f"{name}: e2e {span(found['e2e_s'])}, e2e/raw {ratios['e2e_over_raw']} "
-                f"(target ≤ 2), old/e2e {ratios['old_over_e2e']} (target ≥ 30), "
-                f"parity {par['fraction']} ({par['mismatches']} mismatches)"
-            )
-    if "distributed_over_embedded" in result:
-        cmp = result["distributed_over_embedded"]
+    lines = []
+    for name, found in result["corpora"].items():
+        work = found["workload"]
         lines.append(
-            f"distributed/embedded: {cmp['median']} (runs {cmp['min']}-{cmp['max']}), "
-            f"target ≤ {cmp['target_max']}: {'met' if cmp['met_by_median'] else 'NOT met'}"
+            f"{name}: {work['documents']} docs / {work['segments']} segments "
+            f"({work['words_per_segment']} words each): raw {span(found['raw_engine_s'])}, "
+            f"old {span(found['old_design_s'])}"
         )
+        for deployment in DEPLOYMENTS:
+            for shape in SHAPES if deployment in found else ():
+                got = found[deployment][shape]
+                target = got["e2e_over_raw_target_max"]
+                goal = (
+                    f" (target ≤ {target}: {'met' if got['met'] else 'NOT met'})" if target else ""
+                )
+                par = got["parity"]
+                lines.append(
+                    f"  {deployment} {shape}: e2e {span(got['e2e_s'])}, "
+                    f"e2e/raw {got['e2e_over_raw']}{goal}, CPU/raw CPU {got['cpu_over_raw']}, "
+                    f"parity {par['fraction']} ({par['mismatches']} mismatches)"
+                )
+        if "distributed_over_embedded" in found:
+            cmp = found["distributed_over_embedded"]
+            lines.append(f"  distributed/embedded: {cmp['median']} ({cmp['min']}-{cmp['max']})")
     return "\n".join(lines)
 
 
@@ -406,8 +306,7 @@ def span(figures: dict[str, float]) -> str:
 
 def main() -> None:
     args = parse_args()
-    result = {"mode": args.mode, **measure(args.mode, args.runs, args.workers)}
-    report(NAMES[args.mode], result, summarize)
+    report(NAMES[args.mode], measure(args), summarize)
 
 
 if __name__ == "__main__":

@@ -33,7 +33,8 @@ from dragoman.messages import WATCHDOG_QUEUE, work_queue
 from dragoman.models import Pool
 
 REPO = Path(__file__).resolve().parent.parent
-RESULTS_DIR = REPO / "bench" / "results"
+# Where results go; set DRAGOMAN_BENCH_RESULTS_DIR to keep trial runs out of the repository's.
+RESULTS_DIR = Path(os.environ.get("DRAGOMAN_BENCH_RESULTS_DIR") or REPO / "bench" / "results")
 SEED = 20_240_611
 APERTIUM_MODE = "eng-spa"
 READY_TIMEOUT_S = 90.0
@@ -176,6 +177,25 @@ def stop_process(
         "stop_s": round(time.perf_counter() - started, 3),
         "sigkilled": killed,
     }
+
+
+def cpu_seconds(pids: Sequence[int]) -> float:
+    """CPU seconds so far (user and system) of these processes and their live descendants
+    (the engine pipelines); a descendant gone meanwhile (a replaced tagger) is not counted."""
+    total = 0.0
+    for pid in pids:
+        try:
+            root = psutil.Process(pid)
+            family = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            continue
+        for process in family:
+            try:
+                times = process.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+    return total
 
 
 def log_problems(path: Path, examples: int = 3) -> dict[str, Any]:
@@ -377,6 +397,11 @@ class Deployment:
     def url(self) -> str:
         """The API's base URL."""
         return self.api.url
+
+    @property
+    def pids(self) -> list[int]:
+        """Every process of the deployment."""
+        return [service.pid for service in (self.api, self.watchdog, *self.workers)]
 
     def info(self) -> dict[str, Any]:
         """Start-up and stop figures of every process (complete once it has stopped)."""

@@ -1,4 +1,11 @@
-"""Single-segment synchronous requests: dragoman ``POST /v1/translate`` vs Apertium APY."""
+"""Single-segment synchronous requests: dragoman ``POST /v1/translate`` vs Apertium APY.
+
+Both servers run side by side; ``--rounds`` rounds send each ``--requests`` licence sentences
+from ``--concurrency`` clients, one server after the other, the order reversed every other
+round, so that a machine whose load drifts weighs on both alike. Reported: segments/s and
+latencies over all rounds, the ratio per round and its median, and CPU per request (the
+server's process and its engine processes), which the machine's load moves least.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ import argparse
 import asyncio
 import json
 import random
+import statistics
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -14,10 +22,12 @@ from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
+import psutil
 from common import (
     CLIENT,
     REQUEST_ERRORS,
     SEED,
+    Service,
     apy_server,
     client_session,
     describe,
@@ -33,6 +43,7 @@ from common import (
 )
 
 NAME = "sync"
+RATIO_TARGET_MIN = 5.0
 REQUEST_TIMEOUT_S = 30.0
 MAX_EXAMPLES = 5
 
@@ -59,10 +70,12 @@ class Outcome:
     latencies_s: list[float] = field(default_factory=list)
     translations: list[str | None] = field(default_factory=list)
     errors: Counter[str] = field(default_factory=Counter)
+    cpu_s: float = 0.0
 
     def summary(self) -> dict[str, Any]:
         ok = len(self.latencies_s)
         return {
+            "cpu_ms_per_request": round(1000 * self.cpu_s / ok, 2) if ok else None,
             "requests": len(self.translations),
             "succeeded": ok,
             "failed": sum(self.errors.values()),
@@ -135,38 +148,73 @@ def merge(parts: list[Outcome], size: int, seconds: float) -> Outcome:
     return merged
 
 
-async def drive(url: str, call: Call, segments: list[str], options: Options) -> Outcome:
-    """Warm up (not counted), then send ``segments`` with ``concurrency`` clients."""
-    async with client_session(url, options.concurrency, REQUEST_TIMEOUT_S) as session:
+async def drive(service: Service, call: Call, segments: list[str], options: Options) -> Outcome:
+    """Warm up (not counted), then send ``segments`` with ``concurrency`` clients; the
+    server's CPU (with its engine processes) is counted over the measured part."""
+    async with client_session(service.url, options.concurrency, REQUEST_TIMEOUT_S) as session:
         warm = (call(session, segment) for segment in options.warmup)
         await asyncio.gather(*warm, return_exceptions=True)
         queue: asyncio.Queue[int] = asyncio.Queue()
         for index in range(len(segments)):
             queue.put_nowait(index)
         workers = (worker(session, call, segments, queue) for _ in range(options.concurrency))
+        cpu_before = cpu_s(service.pid)
         started = time.perf_counter()
         parts = await asyncio.gather(*workers)
-        return merge(list(parts), len(segments), time.perf_counter() - started)
+        outcome = merge(list(parts), len(segments), time.perf_counter() - started)
+        outcome.cpu_s = cpu_s(service.pid) - cpu_before
+        return outcome
 
 
-def measure_dragoman(segments: list[str], options: Options) -> tuple[Outcome, dict[str, Any]]:
-    """dragoman's outcome and how its server ran."""
-    with dragoman_server() as server:
-        outcome = asyncio.run(drive(server.url, dragoman_call, segments, options))
-    return outcome, server.info
+def cpu_s(pid: int) -> float:
+    """CPU seconds so far of a process and its live descendants (engine pipelines)."""
+    total = 0.0
+    server = psutil.Process(pid)
+    for process in [server, *server.children(recursive=True)]:
+        try:
+            times = process.cpu_times()
+        except psutil.NoSuchProcess:  # a pipeline replaced meanwhile
+            continue
+        total += times.user + times.system
+    return total
 
 
-def measure_apy(segments: list[str], options: Options) -> tuple[Outcome | None, dict[str, Any]]:
-    """APY's outcome and how it was run, or ``None`` and the reason it could not be."""
-    info: dict[str, Any] = {"version": package_version("apertium-apy")}
-    try:
-        with apy_server() as server:
-            outcome = asyncio.run(drive(server.url, apy_call, segments, options))
-        info.update(server.info)
-    except Exception as exc:
-        info["error"] = describe(exc)
-        return None, info
-    return outcome, info
+def run_rounds(
+    servers: dict[str, tuple[Service, Call]], rounds: list[list[str]], options: Options
+) -> dict[str, list[Outcome]]:
+    """Every round: each server in turn (the order reversed every other round)."""
+    outcomes: dict[str, list[Outcome]] = {name: [] for name in servers}
+    names = list(servers)
+    for index, segments in enumerate(rounds):
+        for name in names if index % 2 == 0 else names[::-1]:
+            service, call = servers[name]
+            outcomes[name].append(asyncio.run(drive(service, call, segments, options)))
+        print(
+            f"round {index + 1}/{len(rounds)}: "
+            + ", ".join(
+                f"{name} {outcomes[name][-1].summary()['segments_per_s']} seg/s" for name in names
+            ),
+            flush=True,
+        )
+    return outcomes
+
+
+def measure_both(rounds: list[list[str]], options: Options) -> dict[str, Any]:
+    """Both servers' outcomes by round, and how each was run (APY may be missing)."""
+    info: dict[str, Any] = {"apy": {"version": package_version("apertium-apy")}}
+    with dragoman_server() as ours:
+        servers: dict[str, tuple[Service, Call]] = {"dragoman": (ours, dragoman_call)}
+        try:
+            with apy_server() as theirs:
+                servers["apy"] = (theirs, apy_call)
+                outcomes = run_rounds(servers, rounds, options)
+            info["apy"].update(theirs.info)
+        except Exception as exc:  # APY missing or broken: dragoman alone
+            info["apy"]["error"] = describe(exc)
+            servers.pop("apy", None)
+            outcomes = run_rounds(servers, rounds, options)
+    info["dragoman"] = ours.info
+    return {"outcomes": outcomes, "info": info}
 
 
 # ---------------------------------------------------------------- report
@@ -182,34 +230,56 @@ def agreement(left: list[str | None], right: list[str | None]) -> float | None:
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--requests", type=int, default=500, help="measured requests per server")
+    parser.add_argument("--requests", type=int, default=250, help="requests per server per round")
+    parser.add_argument("--rounds", type=int, default=4, help="rounds, each server once per round")
     parser.add_argument("--concurrency", type=int, default=8, help="clients in flight at once")
     parser.add_argument("--warmup", type=int, default=8, help="uncounted requests first")
     return parser.parse_args()
 
 
+def combined(outcomes: list[Outcome]) -> Outcome:
+    """One outcome of every round's requests."""
+    merged = Outcome(seconds=sum(o.seconds for o in outcomes), cpu_s=sum(o.cpu_s for o in outcomes))
+    for outcome in outcomes:
+        merged.latencies_s += outcome.latencies_s
+        merged.translations += outcome.translations
+        merged.errors.update(outcome.errors)
+    return merged
+
+
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     corpus = load_corpus()
     rng = random.Random(SEED)
-    segments = [rng.choice(corpus) for _ in range(args.requests)]
+    rounds = [[rng.choice(corpus) for _ in range(args.requests)] for _ in range(args.rounds)]
     warmup = [rng.choice(corpus) for _ in range(args.warmup)]
     options = Options(concurrency=args.concurrency, warmup=warmup)
-    ours, ours_info = measure_dragoman(segments, options)
-    theirs, apy_info = measure_apy(segments, options)
+    found = measure_both(rounds, options)
+    outcomes, info = found["outcomes"], found["info"]
+    ours = combined(outcomes["dragoman"])
+    theirs = combined(outcomes["apy"]) if "apy" in outcomes else None
     ours_rate = ours.summary()["segments_per_s"] or 0.0
     theirs_rate = theirs.summary()["segments_per_s"] if theirs else None
+    by_round = [
+        ratio(a.summary()["segments_per_s"] or 0.0, b.summary()["segments_per_s"] or 0.0)
+        for a, b in zip(outcomes["dragoman"], outcomes.get("apy", []), strict=False)
+    ]
     return {
         "workload": {
-            "requests": args.requests,
+            "requests_per_round": args.requests,
+            "rounds": args.rounds,
             "concurrency": args.concurrency,
             "warmup": args.warmup,
             "client": CLIENT,
             "seed": SEED,
         },
-        "dragoman": {**ours.summary(), "server": ours_info},
-        "apy": {**(theirs.summary() if theirs else {}), "server": apy_info},
+        "dragoman": {**ours.summary(), "server": info["dragoman"]},
+        "apy": {**(theirs.summary() if theirs else {}), "server": info["apy"]},
         "ratio_dragoman_over_apy": ratio(ours_rate, theirs_rate) if theirs_rate else None,
-        "ratio_target_min": 3.0,
+        "ratio_by_round": by_round,
+        "ratio_median_of_rounds": statistics.median(r for r in by_round if r)
+        if any(by_round)
+        else None,
+        "ratio_target_min": RATIO_TARGET_MIN,
         "agreement_with_apy": agreement(ours.translations, theirs.translations) if theirs else None,
     }
 
@@ -224,9 +294,13 @@ def summarize(result: dict[str, Any]) -> str:
         lat = part["latency_ms"]
         lines.append(
             f"{name}: {part['segments_per_s']} seg/s, p50 {lat['p50']} ms, p99 {lat['p99']} ms, "
-            f"{part['failed']} failed"
+            f"{part['cpu_ms_per_request']} ms CPU per request, {part['failed']} failed"
         )
-    lines.append(f"dragoman/APY {result['ratio_dragoman_over_apy']} (target ≥ 3)")
+    lines.append(
+        f"dragoman/APY {result['ratio_dragoman_over_apy']} overall, "
+        f"{result['ratio_median_of_rounds']} median of rounds {result['ratio_by_round']} "
+        f"(target ≥ {RATIO_TARGET_MIN:g})"
+    )
     return "\n".join(lines)
 
 

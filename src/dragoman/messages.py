@@ -10,9 +10,11 @@ A job's life, in order (the store is written before anything is said about it):
    (its private queue, ``worker_queue``) or to the pool's queue (``work_queue``);
 3. the worker claims each attempt, reads its sources, writes results in chunks and
    heartbeats, all in the store: progress never travels on the bus;
-4. the worker sends one ``Done`` per job to the watchdog's queue, **then** acks the ``Work``;
-5. the watchdog finishes or requeues the job in the store. Every write is fenced by the
-   attempt, so a stale or repeated message changes nothing.
+4. the worker sends ``Outcomes`` (one ``Done`` per job of the message, in one message) to the
+   watchdog's queue, **then** acks the ``Work``;
+5. the watchdog finishes or requeues the jobs in the store (the jobs that end as they were
+   meant to, in one transaction). Every write is fenced by the attempt, so a stale or
+   repeated message changes nothing.
 
 Requests between services (``relay.*`` on the watchdog's queue) are ``dragoman.relay``'s.
 A body that does not parse raises ``ValueError``: its consumer dead-letters it.
@@ -173,3 +175,28 @@ class Done:
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise _malformed("done", body, exc) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcomes:
+    """A worker's outcomes for the attempts of one message, reported together: one ``Done``
+    body, or ``{"type": "done", "jobs": [...]}`` for several."""
+
+    done: tuple[Done, ...]
+
+    def to_body(self) -> Body:
+        bodies = [outcome.to_body() for outcome in self.done]
+        if len(bodies) == 1:
+            return bodies[0]
+        for body in bodies:
+            del body["type"]
+        return {"type": "done", "jobs": bodies}
+
+    @classmethod
+    def from_body(cls, body: Body) -> Outcomes:
+        items = body.get("jobs", [body])
+        if not isinstance(items, list) or not items:
+            raise ValueError(f"done message without jobs {body!r}")
+        if not all(isinstance(item, dict) for item in items):
+            raise ValueError(f"malformed done message {body!r}")
+        return cls(tuple(Done.from_body(item) for item in items))

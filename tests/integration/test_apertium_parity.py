@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -9,12 +10,14 @@ import pytest
 from dragoman.engines import Pair
 from dragoman.engines.apertium import ApertiumEngine
 from tests.conftest import CORPUS_DIR
-from tests.integration.conftest import cli_many, squash
+from tests.integration.conftest import MODES_DIR, cli_many, squash
 
-# eng-spa over the whole corpus is the contract; the other pairs (eng-cat's CLI takes about
-# a second a segment) run over every third line to keep the suite quick.
+# eng-spa over the whole licence corpus is the contract; the short lines (every sixth), and
+# the other pairs (eng-cat's CLI takes about a second a segment, every third line), keep the
+# suite quick.
 CASES = [
     ("eng-spa", Pair("en", "es"), "en_licenses.txt", 1),
+    ("eng-spa", Pair("en", "es"), "en_short.txt", 6),
     ("fr-es", Pair("fr", "es"), "fr_sentences.txt", 1),
     ("eng-cat", Pair("en", "ca"), "en_licenses.txt", 3),
 ]
@@ -26,7 +29,9 @@ def corpus(name: str, every: int = 1) -> list[str]:
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize(("mode", "pair", "corpus_name", "every"), CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("mode", "pair", "corpus_name", "every"), CASES, ids=[f"{c[0]}-{c[2]}" for c in CASES]
+)
 async def test_every_corpus_segment_matches_the_cli_run_alone(
     apertium: ApertiumEngine, mode: str, pair: Pair, corpus_name: str, every: int
 ) -> None:
@@ -65,3 +70,22 @@ async def test_a_stateful_tagger_word_does_not_leak_into_later_segments(
     after = await apertium.translate(Pair("en", "es"), ["included", probe, "included", probe])
     assert after[1] == alone[0] and after[3] == alone[0]
     assert squash(alone[0]) == squash(cli_many("eng-spa", [probe])[0])
+
+
+@pytest.mark.timeout(300)
+async def test_a_batch_split_across_pipelines_translates_as_one_pipeline_does() -> None:
+    lines = corpus("en_short.txt", 2) + corpus("en_licenses.txt")
+    random.Random(11).shuffle(lines)
+    one = ApertiumEngine(MODES_DIR, pipelines_per_pair=1)
+    three = ApertiumEngine(MODES_DIR, pipelines_per_pair=3)
+    try:
+        alone = await one.translate(Pair("en", "es"), lines)
+        # Three pipelines, and two batches at once: each batch takes what is idle.
+        first, second = await asyncio.gather(
+            three.translate(Pair("en", "es"), lines), three.translate(Pair("en", "es"), lines[:50])
+        )
+    finally:
+        await one.close()
+        await three.close()
+    assert first == alone
+    assert second == alone[:50]

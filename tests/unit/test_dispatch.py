@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -15,12 +16,13 @@ from dragoman.errors import NotFound
 from dragoman.manager import BatchRequestsManager, LocalIntake
 from dragoman.messages import work_queue, worker_queue
 from dragoman.metrics import Metrics
-from dragoman.models import Document, JobStatus, Pool, WorkerInfo
+from dragoman.models import Document, Job, JobStatus, Pool, Priority, WorkerInfo
 from dragoman.queue import BatchRequestsQueue
 from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
 from dragoman.store.sql import SqlJobStore
 from dragoman.watchdog import Watchdog
+from dragoman.worker.chunks import translate_chunk
 from tests.conftest import FakeClock, ScriptedEngine, wait_until
 
 PAIR = Pair("en", "es")
@@ -273,3 +275,79 @@ async def test_republished_work_goes_to_the_pool_queue_and_is_not_counted_as_rou
     assert bus.depth(work_queue(Pool.CPU)) == 1
     assert bus.depth(worker_queue("warm")) == 0
     assert watchdog.hit_ratio(Pool.CPU) is None
+
+
+async def test_a_text_repeated_in_a_batch_is_translated_once_for_every_job(
+    make_service: Any,
+) -> None:
+    engine = ScriptedEngine()
+    service = await make_service(engine, batch_jobs=8)
+    engine.release.clear()
+    blocker = await submit(service, "first")
+    await wait_until(lambda: _true(len(engine.calls) == 1))
+    mates = [
+        await submit(service, "Save the file.", f"line {i}", "Save the file.") for i in range(3)
+    ]
+    engine.release.set()
+    statuses = await settle(service, blocker, *mates)
+    assert set(statuses.values()) == {JobStatus.SUCCEEDED}
+    assert sorted(engine.calls[1]) == ["Save the file.", "line 0", "line 1", "line 2"]
+    for i, job_id in enumerate(mates):
+        assert await service.store.results(job_id) == [
+            ("d", ["SAVE THE FILE.", f"LINE {i}", "SAVE THE FILE."])
+        ]
+        job = await service.store.get(job_id)
+        assert job is not None and job.segments_done == 3
+
+
+async def test_text_with_inline_codes_and_plain_text_are_translated_apart() -> None:
+    engine = ScriptedEngine()
+    plain, marked = a_job("plain"), a_job("marked")
+    marked.markup = True
+
+    async def no_terms(engine: str, pair: Pair, items: Any) -> list[str]:
+        raise AssertionError("no job here keeps a glossary")
+
+    out = await translate_chunk(
+        Engines([engine]), no_terms, "scripted", PAIR, [(plain, "x"), (marked, "x"), (plain, "x")]
+    )
+
+    assert out == ["X", "X", "X"]
+    assert sorted(engine.calls) == [["x"], ["x"]]
+
+
+async def test_a_text_repeated_under_two_glossaries_is_translated_for_each() -> None:
+    engine = ScriptedEngine()
+    first, second = a_job("first"), a_job("second")
+    first.glossary, second.glossary = "g1", "g2"
+    seen: list[list[tuple[str | None, str]]] = []
+
+    async def with_terms(engine: str, pair: Pair, items: Any) -> list[str]:
+        seen.append([(job.glossary, text) for job, text in items])
+        return [f"{job.glossary}:{text}" for job, text in items]
+
+    out = await translate_chunk(
+        Engines([engine]),
+        with_terms,
+        "scripted",
+        PAIR,
+        [(first, "x"), (second, "x"), (first, "x"), (second, "y")],
+    )
+
+    assert out == ["g1:x", "g2:x", "g1:x", "g2:y"]
+    assert seen == [[("g1", "x"), ("g2", "x"), ("g2", "y")]]
+
+
+def a_job(job_id: str) -> Job:
+    return Job(
+        id=job_id,
+        tenant=None,
+        source_lang="en",
+        target_lang="es",
+        engine="scripted",
+        pool=Pool.CPU,
+        priority=Priority.NORMAL,
+        documents=1,
+        segments_total=1,
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+    )

@@ -32,11 +32,14 @@ from dragoman.store.lookups import Glossaries, Memories, SegmentCache
 from dragoman.store.memories import MemoryEntry
 from dragoman.store.prefill import Created, Prefill
 from dragoman.store.segment_cache import CacheWrite
+from dragoman.store.writes import ChunkWrite, Ending
 
 __all__ = [
     "CacheWrite",
+    "ChunkWrite",
     "Created",
     "Deliveries",
+    "Ending",
     "Glossaries",
     "JobStore",
     "Jobs",
@@ -50,8 +53,6 @@ __all__ = [
     "WorkerRegistry",
     "open_store",
 ]
-
-__all__ = ["CacheWrite", "Created", "JobStore", "MemoryEntry", "Prefill", "open_store"]
 
 
 class Jobs(Protocol):
@@ -91,6 +92,10 @@ class Jobs(Protocol):
     async def sources(self, job_id: str) -> list[tuple[int, str]]:
         """``(position, text)`` of the segments still without a translation, in order; for a
         shard, those of its range of the parent's segments."""
+        ...
+
+    async def sources_many(self, job_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        """``sources`` of each job, in one read."""
         ...
 
     async def documents(self, job_id: str, *, sources: bool = False) -> list[Translated]:
@@ -144,6 +149,33 @@ class Jobs(Protocol):
         the parent succeeds with its last shard; one shard failing (or cancelled) ends the
         parent the same way, its error prefixed ``shard i/n: ``, and cancels the unfinished
         siblings."""
+        ...
+
+    async def mark_submitted_many(self, job_ids: Sequence[str], now: datetime) -> list[Job]:
+        """``mark_submitted`` of each job, in one transaction: the jobs submitted, in the order
+        given (those no longer queued are left out)."""
+        ...
+
+    async def claim_many(self, attempts: Sequence[tuple[str, int]], now: datetime) -> list[Job]:
+        """``claim`` of each ``(job_id, attempt)``, in one transaction: the jobs claimed, as
+        they are now (``running``), in the order given."""
+        ...
+
+    async def heartbeat_many(
+        self, attempts: Sequence[tuple[str, int]], now: datetime
+    ) -> dict[str, JobStatus | None]:
+        """``heartbeat`` of each ``(job_id, attempt)``, in one transaction: each job's answer."""
+        ...
+
+    async def write_chunk(self, writes: Sequence[ChunkWrite], now: datetime) -> set[str]:
+        """``write_results`` of several jobs (one write each), in one transaction, each fenced
+        by its own attempt: the ids of the jobs written. A stale attempt's rows are refused
+        and its batch mates' written."""
+        ...
+
+    async def finish_many(self, ends: Sequence[Ending], now: datetime) -> set[str]:
+        """``finish`` of each attempt, in one transaction: the ids of the jobs that ended (a
+        stale attempt's is left out)."""
         ...
 
     async def requeue(self, job_id: str, attempt: int, now: datetime) -> bool:

@@ -11,10 +11,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy import delete, func, select, update
 
 from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
 from dragoman.store import shards as family
+from dragoman.store.attempts import SqlAttempts
 from dragoman.store.database import Database
 from dragoman.store.deliveries import SqlDeliveries
 from dragoman.store.glossaries import SqlGlossaries
@@ -24,11 +25,17 @@ from dragoman.store.memories import SqlMemories
 from dragoman.store.prefill import Created, Prefill
 from dragoman.store.relay_log import SqlRelayLog
 from dragoman.store.results import SqlResults
-from dragoman.store.rows import DISPATCHABLE, FINISHED_VALUES, IN_FLIGHT_VALUES, to_job
+from dragoman.store.rows import (
+    DISPATCHABLE,
+    FINISHED_VALUES,
+    IN_FLIGHT_VALUES,
+    to_job,
+)
 from dragoman.store.segment_cache import SqlSegmentCache
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
 from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
+from dragoman.store.writes import ChunkWrite, Ending
 
 
 def _unclaimed(job_id: str, attempt: int) -> Any:
@@ -51,6 +58,7 @@ def _current(job_id: str, attempt: int) -> Any:
 
 
 class SqlJobStore(
+    SqlAttempts,
     SqlResults,
     SqlLeases,
     SqlRelayLog,
@@ -119,122 +127,47 @@ class SqlJobStore(
         return [to_job(row) for row in found[:limit]], next_cursor
 
     async def sources(self, job_id: str) -> list[tuple[int, str]]:
-        unit = select(jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position).where(
-            jobs.c.id == job_id
-        )
-        query = (
-            select(segments.c.position, segments.c.source)
+        return (await self.sources_many([job_id]))[job_id]
+
+    async def sources_many(self, job_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        units = select(
+            jobs.c.id, jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position
+        ).where(jobs.c.id.in_(list(job_ids)))
+        untranslated = (
+            select(segments.c.job_id, segments.c.position, segments.c.source)
             .where(segments.c.target.is_(None))
-            .order_by(segments.c.position)
+            .order_by(segments.c.job_id, segments.c.position)
         )
+        found: dict[str, list[tuple[int, str]]] = {job_id: [] for job_id in job_ids}
         async with self._db.read() as conn:
-            shard = (await conn.execute(unit)).first()
-            if shard is not None and shard.parent_id is not None:
-                query = query.where(
+            shards = [row for row in await conn.execute(units) if row.parent_id is not None]
+            plain = [job_id for job_id in job_ids if job_id not in {s.id for s in shards}]
+            if plain:
+                for row in await conn.execute(untranslated.where(segments.c.job_id.in_(plain))):
+                    found[row.job_id].append((row.position, row.source))
+            for shard in shards:
+                query = untranslated.where(
                     segments.c.job_id == shard.parent_id,
                     segments.c.position >= shard.first_position,
                     segments.c.position < shard.end_position,
                 )
-            else:
-                query = query.where(segments.c.job_id == job_id)
-            return [(row.position, row.source) for row in await conn.execute(query)]
+                found[shard.id] = [(row.position, row.source) for row in await conn.execute(query)]
+        return found
 
     async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
-        async with self._db.tx() as conn:
-            row = (
-                await conn.execute(
-                    update(jobs)
-                    .where(jobs.c.id == job_id, jobs.c.status == JobStatus.QUEUED.value)
-                    .where(DISPATCHABLE)
-                    .values(
-                        status=JobStatus.SUBMITTED.value,
-                        attempts=jobs.c.attempts + 1,
-                        submitted_at=now,
-                        heartbeat_at=now,
-                    )
-                    .returning(*jobs.c)
-                )
-            ).first()
-            if row is not None and row.parent_id is not None:
-                await family.parent_submitted(conn, row.parent_id, row.attempts, now)
-        return to_job(row) if row else None
+        found = await self.mark_submitted_many([job_id], now)
+        return found[0] if found else None
 
     async def claim(self, job_id: str, attempt: int, now: datetime) -> bool:
-        async with self._db.tx() as conn:
-            row = (
-                await conn.execute(
-                    _unclaimed(job_id, attempt)
-                    .values(
-                        status=JobStatus.RUNNING.value,
-                        heartbeat_at=now,
-                        started_at=func.coalesce(jobs.c.started_at, now),
-                    )
-                    .returning(jobs.c.parent_id)
-                )
-            ).first()
-            if row is not None and row.parent_id is not None:
-                await family.parent_running(conn, row.parent_id, attempt, now)
-        return row is not None
+        return bool(await self.claim_many([(job_id, attempt)], now))
 
     async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
-        async with self._db.tx() as conn:
-            beat = (
-                await conn.execute(
-                    _current(job_id, attempt)
-                    .values(
-                        heartbeat_at=now,
-                        status=JobStatus.RUNNING.value,
-                        started_at=func.coalesce(jobs.c.started_at, now),
-                    )
-                    .returning(jobs.c.parent_id)
-                )
-            ).first()
-            if beat is not None:
-                if beat.parent_id is not None:
-                    await family.parent_running(conn, beat.parent_id, attempt, now)
-                return JobStatus.RUNNING
-            row = (
-                await conn.execute(
-                    select(jobs.c.status, jobs.c.attempts, jobs.c.shards).where(jobs.c.id == job_id)
-                )
-            ).first()
-        if row is None or row.shards or row.attempts != attempt:
-            return None
-        return JobStatus(row.status)
+        return (await self.heartbeat_many([(job_id, attempt)], now))[job_id]
 
     async def write_results(
         self, job_id: str, attempt: int, results: Sequence[tuple[int, str]], now: datetime
     ) -> bool:
-        async with self._db.tx() as conn:
-            # The fence and the write share one transaction: the job row stays locked until
-            # commit, so a retry cannot slip in between and both attempts write.
-            fenced = (
-                await conn.execute(
-                    _current(job_id, attempt)
-                    .values(
-                        segments_done=jobs.c.segments_done + len(results),
-                        heartbeat_at=now,
-                        status=JobStatus.RUNNING.value,
-                        started_at=func.coalesce(jobs.c.started_at, now),
-                    )
-                    .returning(jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position)
-                )
-            ).first()
-            if fenced is None:
-                return False
-            owner = fenced.parent_id or job_id
-            if fenced.parent_id is not None:
-                results = await family.own_range(conn, fenced, job_id, results)
-            if results:
-                await conn.execute(
-                    update(segments)
-                    .where(segments.c.job_id == owner, segments.c.position == bindparam("p"))
-                    .values(target=bindparam("t")),
-                    [{"p": position, "t": text} for position, text in results],
-                )
-            if fenced.parent_id is not None:
-                await family.parent_running(conn, owner, attempt, now, done=len(results))
-        return True
+        return bool(await self.write_chunk([ChunkWrite(job_id, attempt, results)], now))
 
     async def finish(
         self,
@@ -244,23 +177,7 @@ class SqlJobStore(
         error: JobError | None,
         now: datetime,
     ) -> bool:
-        async with self._db.tx() as conn:
-            siblings = await family.lock_shards(conn, family.parent_of(job_id))
-            row = (
-                await conn.execute(
-                    _current(job_id, attempt)
-                    .values(
-                        status=status.value,
-                        finished_at=now,
-                        error_code=error.code if error else None,
-                        error_message=error.message if error else None,
-                    )
-                    .returning(jobs.c.parent_id)
-                )
-            ).first()
-            if row is not None and row.parent_id is not None:
-                await family.roll_up(conn, row.parent_id, job_id, siblings, status, error, now)
-        return row is not None
+        return bool(await self.finish_many([Ending(job_id, attempt, status, error)], now))
 
     async def requeue(self, job_id: str, attempt: int, now: datetime) -> bool:
         async with self._db.tx() as conn:

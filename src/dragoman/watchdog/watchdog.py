@@ -21,17 +21,18 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
 from dragoman.bus import Message
 from dragoman.errors import TransientError
-from dragoman.messages import WATCHDOG_QUEUE, Done, Queued, Work, work_queue
+from dragoman.messages import WATCHDOG_QUEUE, Done, Outcomes, Queued, Work, work_queue
 from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool
 from dragoman.queue import BatchRequestsQueue, Waiting
 from dragoman.relay import RelayTracker
 from dragoman.runtime import Runtime
+from dragoman.store import Ending
 from dragoman.watchdog.routing import Router
 from dragoman.webhooks.notifier import Notifier
 
@@ -135,11 +136,9 @@ class Watchdog:
                 log.info("job %s moved to the CPU pool: no GPU worker", waiting.job_id)
 
     async def _submit(self, group: list[Waiting]) -> bool:
-        jobs: list[Job] = []
-        for waiting in group:
-            job = await self._store.mark_submitted(waiting.job_id, self._clock.now())
-            if job is not None:  # else cancelled while it waited
-                jobs.append(job)
+        # One transaction for the group; a job cancelled while it waited is left out.
+        ids = [waiting.job_id for waiting in group]
+        jobs = await self._store.mark_submitted_many(ids, self._clock.now())
         if not jobs:
             return False
         slot = jobs[0].id
@@ -186,11 +185,11 @@ class Watchdog:
     # -- completions ----------------------------------------------------------------------
 
     async def handle(self, message: Message) -> None:
-        """A message on the watchdog's queue: a worker's ``Done``, an API's ``Queued``, or
+        """A message on the watchdog's queue: a worker's ``Outcomes``, an API's ``Queued``, or
         a relayed request's traffic (``relay.*``). Raises ``ValueError`` on a malformed one."""
         kind = str(message.get("type", ""))
         if kind == "done":
-            await self._done(Done.from_body(message))
+            await self._done(Outcomes.from_body(message).done)
         elif kind == "queued":
             self._queue.push(Waiting.of_notice(Queued.from_body(message)))
             self.wake()
@@ -199,22 +198,28 @@ class Watchdog:
         else:
             log.error("unknown message on the watchdog's queue dropped: %r", message)
 
-    async def _done(self, done: Done) -> None:
-        job_id, attempt, error = done.job_id, done.attempt, done.error
-        # The store fences every write below by attempt: a stale report changes nothing.
-        flight = self._in_flight.get(job_id)
-        if flight is not None and flight.attempt == attempt:
-            del self._in_flight[job_id]
-        now = self._clock.now()
-        if done.status is JobStatus.SUCCEEDED:
-            if await self._store.finish(job_id, attempt, done.status, None, now):
-                log.info("job %s succeeded", job_id)
-        elif done.status is JobStatus.FAILED and done.retryable and error:
-            await self._retry_or_fail(job_id, attempt, error)
-        elif done.status is JobStatus.FAILED and await self._store.finish(
-            job_id, attempt, done.status, error, now
-        ):
-            log.info("job %s failed: %s", job_id, error.message if error else "")
+    async def _done(self, outcomes: Sequence[Done]) -> None:
+        """Ends the jobs of one message: those that end as reported in one transaction, the
+        retryable failures one by one (the store fences every write by attempt: a stale
+        report changes nothing)."""
+        for done in outcomes:
+            flight = self._in_flight.get(done.job_id)
+            if flight is not None and flight.attempt == done.attempt:
+                del self._in_flight[done.job_id]
+        ends = [
+            Ending(done.job_id, done.attempt, done.status, done.error)
+            for done in outcomes
+            if done.status is JobStatus.SUCCEEDED
+            or (done.status is JobStatus.FAILED and not (done.retryable and done.error))
+        ]
+        finished = await self._store.finish_many(ends, self._clock.now()) if ends else set()
+        for end in ends:
+            if end.job_id in finished:
+                why = f": {end.error.message}" if end.error else ""
+                log.info("job %s %s%s", end.job_id, end.status.value, why)
+        for done in outcomes:
+            if done.status is JobStatus.FAILED and done.retryable and done.error:
+                await self._retry_or_fail(done.job_id, done.attempt, done.error)
         self.wake()
 
     async def _retry_or_fail(self, job_id: str, attempt: int, error: JobError) -> None:

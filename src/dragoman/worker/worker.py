@@ -23,10 +23,20 @@ from dragoman.bus import Delivery
 from dragoman.engines import Engines, Pair
 from dragoman.errors import ClientError, DragomanError, TransientError
 from dragoman.glossaries import Terminology
-from dragoman.messages import WATCHDOG_QUEUE, Attempt, Done, Work, work_queue, worker_queue
-from dragoman.models import IN_FLIGHT, Job, JobError, JobStatus, Pool
+from dragoman.messages import (
+    WATCHDOG_QUEUE,
+    Attempt,
+    Done,
+    Outcomes,
+    Work,
+    work_queue,
+    worker_queue,
+)
+from dragoman.models import Job, JobError, JobStatus, Pool
 from dragoman.reuse import Reuse
 from dragoman.runtime import Runtime
+from dragoman.store import ChunkWrite
+from dragoman.worker.chunks import translate_chunk
 from dragoman.worker.registration import Registration
 
 log = logging.getLogger(__name__)
@@ -115,32 +125,25 @@ class BatchWorker:
             await task
 
     async def process(self, attempts: Sequence[Attempt]) -> None:
-        """Works on the given attempts as one batch, then reports each outcome."""
-        current: list[_Unit] = []
-        for job_id, attempt in ((a.job_id, a.attempt) for a in attempts):
-            job = await self._stored(self._store.get, job_id)
-            if job is None or job.status not in IN_FLIGHT or job.attempts != attempt:
-                log.info("worker %s: skipping stale message for job %s", self.name, job_id)
-                continue
-            current.append(_Unit(job, attempt))
-        if not current:
-            return
-        self.busy_with = current[0].job.id
-        try:
-            outcomes = await self._attempt(current)
-        finally:
-            self.busy_with = None
-        for outcome in outcomes:
-            await self._report(outcome)
+        """Works on the given attempts as one batch, then reports their outcomes together."""
+        units, outcomes = await self._claimed(attempts)
+        if units:
+            self.busy_with = units[0].job.id
+            try:
+                outcomes += await self._attempt(units)
+            finally:
+                self.busy_with = None
+        if outcomes:
+            await self._report(Outcomes(tuple(outcomes)))
 
-    async def _report(self, outcome: Done) -> None:
+    async def _report(self, outcomes: Outcomes) -> None:
         """Tells the watchdog, waiting out a broker restart: the ack follows the report."""
         while True:
             try:
-                await self._bus.publish(WATCHDOG_QUEUE, outcome.to_body())
+                await self._bus.publish(WATCHDOG_QUEUE, outcomes.to_body())
                 return
             except TransientError as exc:
-                log.warning("worker %s: report of job %s waits: %s", self.name, outcome, exc)
+                log.warning("worker %s: report %s waits: %s", self.name, outcomes, exc)
                 await asyncio.sleep(self._settings.heartbeat_interval_s)
 
     async def _stored(self, call: Callable[..., Awaitable[T]], *args: Any) -> T:
@@ -157,34 +160,31 @@ class BatchWorker:
                 await asyncio.sleep(pause)
                 waited += pause
 
-    async def _claimed(self, units: list[_Unit]) -> tuple[list[_Unit], list[Done]]:
-        """The units this worker now holds, and reports for those cancelled meanwhile."""
-        held: list[_Unit] = []
+    async def _claimed(self, attempts: Sequence[Attempt]) -> tuple[list[_Unit], list[Done]]:
+        """The attempts this worker now holds (one transaction), and reports for those
+        cancelled before they could be claimed."""
+        # Claiming makes deliveries at-least-once safe: a redelivered message of an attempt
+        # that a worker already holds (a broker restart, RabbitMQ's consumer_timeout) is
+        # dropped; a silent holder is the watchdog's to retry.
+        wanted = [(a.job_id, a.attempt) for a in attempts]
+        claimed = await self._stored(self._store.claim_many, wanted, self._clock.now())
+        held = [_Unit(job, job.attempts) for job in claimed]
         reports: list[Done] = []
-        now = self._clock.now()
-        for unit in units:
-            job = unit.job
-            # Claiming makes deliveries at-least-once safe: a redelivered message of an
-            # attempt that a worker already holds (a broker restart, RabbitMQ's
-            # consumer_timeout) is dropped; a silent holder is the watchdog's to retry.
-            if await self._stored(self._store.claim, job.id, unit.attempt, now):
-                held.append(unit)
+        for job_id, attempt in wanted:
+            if job_id in {job.id for job in claimed}:
                 continue
-            current = await self._stored(self._store.get, job.id)
+            current = await self._stored(self._store.get, job_id)
             if current is not None and current.status is JobStatus.CANCELLED:
-                reports.append(self._outcome(unit, JobStatus.CANCELLED))
+                reports.append(Done(job_id, attempt, JobStatus.CANCELLED))
             else:
-                log.info("job %s attempt %d is claimed already; dropped", job.id, unit.attempt)
+                log.info("job %s attempt %d is stale or claimed already; dropped", job_id, attempt)
         return held, reports
 
     @staticmethod
     def _outcome(unit: _Unit, status: JobStatus) -> Done:
         return Done(unit.job.id, unit.attempt, status)
 
-    async def _attempt(self, units: list[_Unit]) -> list[Done]:
-        held, reports = await self._claimed(units)
-        if not held:
-            return reports
+    async def _attempt(self, held: list[_Unit]) -> list[Done]:
         for unit in held:
             log.info(
                 "job %s running on worker %s (attempt %d, %d in batch)",
@@ -197,22 +197,22 @@ class BatchWorker:
         beats = asyncio.create_task(self._heartbeat(held, work))
         try:
             await work
-            return reports + [
+            return [
                 self._outcome(u, JobStatus.CANCELLED if u.stopped else JobStatus.SUCCEEDED)
                 for u in held
             ]
         except _Stopped:
-            return reports + [self._outcome(u, JobStatus.CANCELLED) for u in held]
+            return [self._outcome(u, JobStatus.CANCELLED) for u in held]
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 raise  # this worker is being shut down, not the jobs cancelled
-            return reports + [self._outcome(u, JobStatus.CANCELLED) for u in held]
+            return [self._outcome(u, JobStatus.CANCELLED) for u in held]
         except Exception as exc:
             # One job's bad segment would fail its batch mates: a batch's failure is
             # retried, and the watchdog runs retried jobs alone.
             alone = len(held) == 1
-            return reports + [
+            return [
                 self._outcome(u, JobStatus.CANCELLED) if u.stopped else self._failure(u, exc, alone)
                 for u in held
             ]
@@ -247,85 +247,63 @@ class BatchWorker:
     async def _translate(self, units: list[_Unit]) -> None:
         first = units[0].job
         engine, pair = first.engine, Pair(first.source_lang, first.target_lang)
-        pending: list[tuple[_Unit, int, str]] = []
-        for unit in units:
-            for position, text in await self._stored(self._store.sources, unit.job.id):
-                pending.append((unit, position, text))
+        sources = await self._stored(self._store.sources_many, [u.job.id for u in units])
+        pending = [(u, position, text) for u in units for position, text in sources[u.job.id]]
         size = self._settings.chunk_size(self.pool)
         for start in range(0, len(pending), size):
             chunk = [item for item in pending[start : start + size] if not item[0].stopped]
             if not chunk:
                 continue
             began = time.perf_counter()
-            texts = await self._translate_chunk(engine, pair, chunk)
+            texts = await translate_chunk(
+                self._engines,
+                self._terminology.translate,
+                engine,
+                pair,
+                [(u.job, text) for u, _, text in chunk],
+            )
             self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
             self._registration.tally.batch(len(chunk))
             # Segment cache (reuse): the new outputs are stored, the first stored one wins.
             texts = await self._reuse.settle(
                 [(None if unit.stopped else unit.job, text) for unit, _, text in chunk], texts
             )
-            per_unit: dict[int, list[tuple[int, str]]] = {}
-            for (unit, position, _), out in zip(chunk, texts, strict=True):
-                per_unit.setdefault(id(unit), []).append((position, out))
-            for unit in units:
-                results = per_unit.get(id(unit))
-                if not results or unit.stopped:
-                    continue
-                written = await self._stored(
-                    self._store.write_results,
-                    unit.job.id,
-                    unit.attempt,
-                    results,
-                    self._clock.now(),
-                )
-                if not written:
-                    unit.stopped = True
-                    continue
-                self._metrics.segments_translated.labels(engine, self.pool).inc(len(results))
-                self._registration.tally.translated(len(results))
+            await self._write(chunk, texts)
             if all(unit.stopped for unit in units):
                 raise _Stopped
 
-    async def _translate_chunk(
-        self, engine: str, pair: Pair, chunk: list[tuple[_Unit, int, str]]
-    ) -> list[str]:
-        """One engine batch; the segments of file jobs carry inline codes and go their way."""
-        # Glossary hook: a chunk with a job that names a glossary keeps each job's terms
-        # around the same engine calls (dragoman.glossaries.Terminology.translate).
-        if any(unit.job.glossary for unit, _, _ in chunk):
-            jobs = [(unit.job, text) for unit, _, text in chunk]
-            return await self._terminology.translate(engine, pair, jobs)
-        # End of the glossary hook.
-        marked = [i for i, (unit, _, _) in enumerate(chunk) if unit.job.markup]
-        if not marked:
-            return await self._engines.translate(engine, pair, [text for _, _, text in chunk])
-        plain = [i for i in range(len(chunk)) if i not in set(marked)]
-        out: list[str] = [""] * len(chunk)
-        for indices, translate in (
-            (marked, self._engines.translate_marked),
-            (plain, self._engines.translate),
-        ):
-            if indices:
-                texts = await translate(engine, pair, [chunk[i][2] for i in indices])
-                for i, text in zip(indices, texts, strict=True):
-                    out[i] = text
-        return out
+    async def _write(self, chunk: list[tuple[_Unit, int, str]], texts: list[str]) -> None:
+        """Commits a chunk's translations, every job's in one transaction, each fenced by its
+        own attempt; a job whose attempt is no longer current drops out of the batch."""
+        per_unit: dict[str, tuple[_Unit, list[tuple[int, str]]]] = {}
+        for (unit, position, _), out in zip(chunk, texts, strict=True):
+            per_unit.setdefault(unit.job.id, (unit, []))[1].append((position, out))
+        live = [(unit, results) for unit, results in per_unit.values() if not unit.stopped]
+        writes = [ChunkWrite(unit.job.id, unit.attempt, results) for unit, results in live]
+        written = await self._stored(self._store.write_chunk, writes, self._clock.now())
+        for unit, results in live:
+            if unit.job.id in written:
+                self._metrics.segments_translated.labels(unit.job.engine, self.pool).inc(
+                    len(results)
+                )
+                self._registration.tally.translated(len(results))
+            else:
+                unit.stopped = True
 
     async def _heartbeat(self, units: list[_Unit], work: asyncio.Task[None]) -> None:
-        """Beats for each job until the work ends; a job whose attempt stops being current
-        drops out of the batch, and the work is cancelled when none is left."""
+        """Beats for every job at once until the work ends; a job whose attempt stops being
+        current drops out of the batch, and the work is cancelled when none is left."""
         while not work.done():
             await asyncio.sleep(self._settings.heartbeat_interval_s)
-            for unit in units:
-                if unit.stopped:
-                    continue
-                try:
-                    status = await self._store.heartbeat(
-                        unit.job.id, unit.attempt, self._clock.now()
-                    )
-                except DragomanError:
-                    break  # the store is down; the next beat retries
-                if status is not JobStatus.RUNNING:
+            live = [unit for unit in units if not unit.stopped]
+            try:
+                answers = await self._store.heartbeat_many(
+                    [(unit.job.id, unit.attempt) for unit in live], self._clock.now()
+                )
+            except DragomanError:
+                continue  # the store is down; the next beat retries
+            for unit in live:
+                if answers.get(unit.job.id) is not JobStatus.RUNNING:
                     unit.stopped = True
             if all(unit.stopped for unit in units):
                 work.cancel()

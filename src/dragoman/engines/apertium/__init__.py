@@ -1,7 +1,8 @@
 """Apertium with warm pipelines: started once per pair, reused, restarted when stuck or worn.
 
 - ``modes``: the installed modes and their null-flush pipelines;
-- ``pipeline``: ``Pipeline`` and ``PipelinePool``, the warm-pool policy;
+- ``pipeline``: ``Pipeline``, one warm pipeline;
+- ``pool``: ``PipelinePool``, the warm-pool policy: a batch split across the idle pipelines;
 - ``tagger``: the HMM tagger run apart, so its state never leaks between segments;
 - ``stream``: apertium's plain-text stream format, per segment;
 - ``marked``: inline codes as word-bound blanks and superblanks;
@@ -18,7 +19,7 @@ from pathlib import Path
 
 from dragoman.engines.apertium.marked import from_stream, splits_a_word, to_stream
 from dragoman.engines.apertium.modes import Mode, discover_modes, null_flush_script
-from dragoman.engines.apertium.pipeline import PipelinePool
+from dragoman.engines.apertium.pool import PipelinePool
 from dragoman.engines.apertium.stream import deformat, reformat
 from dragoman.engines.apertium.tagger import split_script
 from dragoman.engines.apertium.version import Versions

@@ -1,4 +1,4 @@
-"""The warm pipelines of one pair: lent one batch at a time, replaced when worn or broken.
+"""One warm pipeline of one mode (``pool`` lends them out).
 
 Each pipeline is the pair's mode run in null-flush mode (``apertium-wblank-mode -z``): every
 segment is deformatted alone, followed by NUL, and the pipeline answers each NUL with one.
@@ -34,7 +34,7 @@ class Pipeline:
     async def start(self) -> None:
         self._head = await spawn_shell(self._script.head, asyncio.subprocess.DEVNULL)
         if self._tagger is not None:
-            await self._tagger.start()
+            await self._tagger.start(self._read_one)
         if self._script.tail:
             self._tail = await spawn_shell(self._script.tail, asyncio.subprocess.DEVNULL)
 
@@ -62,7 +62,7 @@ class Pipeline:
             steps.append(self._tagger.relay(len(segments), head.stdout, tail.stdin, self._read_one))
             last = tail.stdout
         reader = asyncio.ensure_future(self._read_all(last, len(segments), raw))
-        await _until_done_or_failed([reader, *(asyncio.ensure_future(step) for step in steps)])
+        await until_done_or_failed([reader, *(asyncio.ensure_future(step) for step in steps)])
         return reader.result()
 
     async def _read_all(self, stdout: asyncio.StreamReader, count: int, raw: bool) -> list[str]:
@@ -99,7 +99,7 @@ class Pipeline:
             await self._tagger.stop()
 
 
-async def _until_done_or_failed(tasks: list[asyncio.Future[Any]]) -> None:
+async def until_done_or_failed(tasks: list[asyncio.Future[Any]]) -> None:
     """Waits for every task, or re-raises the first failure; no task outlives the call."""
     try:
         # The first failure of any step ends the batch at once; the pool then replaces
@@ -112,57 +112,3 @@ async def _until_done_or_failed(tasks: list[asyncio.Future[Any]]) -> None:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-class PipelinePool:
-    """The warm pipelines of one pair: lent one batch at a time, replaced when worn or broken."""
-
-    def __init__(self, script: Script, size: int, max_uses: int, read_timeout_s: float) -> None:
-        self._script = script
-        self._max_uses = max_uses
-        self._read_timeout_s = read_timeout_s
-        self._idle: asyncio.Queue[Pipeline] = asyncio.Queue()
-        self._all: list[Pipeline] = []
-        self._size = size
-
-    async def translate(self, segments: Sequence[str], *, raw: bool = False) -> list[str]:
-        pipeline = await self._acquire()
-        healthy = False
-        try:
-            result = await pipeline.translate(segments, raw=raw)
-            healthy = True
-            return result
-        finally:
-            await self._release(pipeline, healthy)
-
-    async def _acquire(self) -> Pipeline:
-        if self._idle.empty() and len(self._all) < self._size:
-            pipeline = Pipeline(self._script, self._read_timeout_s)
-            self._all.append(pipeline)
-            await pipeline.start()
-            return pipeline
-        return await self._idle.get()
-
-    async def _release(self, pipeline: Pipeline, healthy: bool) -> None:
-        pipeline.last_used = time.monotonic()
-        if healthy and pipeline.alive and pipeline.uses < self._max_uses:
-            self._idle.put_nowait(pipeline)
-            return
-        # A stuck, dead or worn pipeline is replaced, never reused: whatever it still holds
-        # would come out as the next batch's answers.
-        await pipeline.stop()
-        fresh = Pipeline(self._script, self._read_timeout_s)
-        self._all[self._all.index(pipeline)] = fresh
-        await fresh.start()
-        self._idle.put_nowait(fresh)
-
-    def idle_s(self) -> float:
-        """Seconds since the last batch ended; 0 while any pipeline is lent out."""
-        if self._idle.qsize() < len(self._all):
-            return 0.0
-        return time.monotonic() - max((p.last_used for p in self._all), default=0.0)
-
-    async def close(self) -> None:
-        for pipeline in self._all:
-            await pipeline.stop()
-        self._all.clear()

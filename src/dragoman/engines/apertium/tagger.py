@@ -1,7 +1,8 @@
 """The HMM-tagger workaround: the tagger runs alone and restarts after it narrows its model.
 
-See ``Script`` for why. Only modes whose pipeline has an HMM tagger (``apertium-tagger -g``
-without ``-x``, ``-w`` or ``-u``) pay for it; the others run as one shell pipeline.
+See ``Script`` for why, and ``Tagger`` for how segments go through it. Only modes whose
+pipeline has an HMM tagger (``apertium-tagger -g`` without ``-x``, ``-w`` or ``-u``) pay for
+it; the others run as one shell pipeline.
 """
 
 from __future__ import annotations
@@ -17,8 +18,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from dragoman.engines.apertium.process import READ_LIMIT, kill
+from dragoman.errors import EngineError
 
 Read = Callable[[asyncio.StreamReader], Any]
+
+# A segment of its own, sent after each segment: one word with a tag no tagset has. With -d the
+# tagger says so on stderr as it reads the word, so after it has tagged the segment before:
+# the message marks where that segment's warnings end. Its class (the unknown tag alone) is in
+# every model, so it leaves the tagger as it found it.
+MARKER = b"^dragoman/dragoman<dragomanmark>$\0"
+NEW_CLASS = b"new ambiguity class"
+# Segments sent to the tagger at once: after a segment that narrows the model, the rest of
+# the window is tagged again by a fresh tagger.
+WINDOW = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,40 +119,87 @@ class _TaggerProcess:
 
 
 class Tagger:
-    """The HMM tagger stage, fed one segment at a time so its warnings map to segments.
+    """The HMM tagger stage. A spare process is kept loaded, so a restart is a swap rather
+    than a start-up.
 
-    A spare process is kept loaded, so a restart is a swap rather than a start-up."""
+    Segments go in windows: each followed by ``MARKER``, whose warning on stderr marks where
+    the segment's own warnings end, so a window costs one round trip and the warnings still
+    map to segments. Up to the first segment that narrowed the model, a window's tags are
+    exact (the tagger was fresh); the segments after it are tagged again by a fresh tagger. A
+    tagger that does not answer ``MARKER`` as expected is fed one segment at a time."""
 
     def __init__(self, argv: Sequence[str]) -> None:
         self._argv = list(argv)
         self._current: _TaggerProcess | None = None
         self._spare: asyncio.Future[_TaggerProcess] | None = None
+        self._marker_says: bytes | None = None  # what MARKER writes on stderr
+        self._stopping: set[asyncio.Future[None]] = set()
         self.restarts = 0
 
-    async def start(self) -> None:
+    async def start(self, read: Read) -> None:
         self._current = await _TaggerProcess.spawn(self._argv)
+        self._marker_says = await self._learn_marker(self._current, read)
         self._spare = asyncio.ensure_future(_TaggerProcess.spawn(self._argv))
+
+    @staticmethod
+    async def _learn_marker(process: _TaggerProcess, read: Read) -> bytes | None:
+        process.stdin.write(MARKER)
+        await process.stdin.drain()
+        await read(process.stdout)
+        said = process.drain_stderr()
+        return said if b"dragomanmark" in said and NEW_CLASS not in said else None
 
     async def relay(
         self, count: int, source: asyncio.StreamReader, sink: asyncio.StreamWriter, read: Read
     ) -> None:
         """Moves ``count`` segments from the head through the tagger into the tail."""
-        for _ in range(count):
-            analysed = await read(source)
-            sink.write(await self.tag(analysed, read))
+        window = WINDOW if self._marker_says else 1
+        waiting: list[bytes] = []
+        left = count
+        while left or waiting:
+            while left and len(waiting) < window:
+                waiting.append(await read(source))
+                left -= 1
+            exact = await self._tag(waiting, read)
+            sink.write(b"".join(exact))
             await sink.drain()
+            del waiting[: len(exact)]
 
-    async def tag(self, segment: bytes, read: Read) -> bytes:
+    async def _tag(self, segments: list[bytes], read: Read) -> list[bytes]:
+        """The tags of ``segments`` up to the first that narrowed the model (all of them if
+        none did); the tagger is replaced after that one."""
         current = self._current
         assert current is not None
-        current.stdin.write(segment)
-        await current.stdin.drain()
-        tagged: bytes = await read(current.stdout)
-        # The tagger writes its warning before the NUL that ends the segment, so by now
-        # it is in the pipe.
-        if b"new ambiguity class" in current.drain_stderr():
-            await self._swap()
+        marker = MARKER if self._marker_says else b""
+        payload = b"".join(segment + marker for segment in segments)
+        # Written while the answers are read: a window larger than the pipes would block.
+        writer = asyncio.ensure_future(_write(current.stdin, payload))
+        try:
+            tagged = []
+            for _ in segments:
+                tagged.append(await read(current.stdout))
+                if marker:
+                    await read(current.stdout)
+            await writer
+        finally:
+            writer.cancel()
+            await asyncio.gather(writer, return_exceptions=True)
+        # Every warning is in the pipe by now: each is written before its segment's NUL.
+        said = current.drain_stderr()
+        for done, own in enumerate(self._split(said, len(segments)), start=1):
+            if NEW_CLASS in own:
+                await self._swap()  # the segments after this one met a narrowed model
+                return tagged[:done]
         return tagged
+
+    def _split(self, said: bytes, count: int) -> list[bytes]:
+        """Each segment's own warnings, from what the tagger said over the window."""
+        if not self._marker_says:
+            return [said]
+        parts = said.split(self._marker_says)
+        if len(parts) != count + 1:
+            raise EngineError("apertium-tagger did not answer a segment's marker")
+        return parts[:count]
 
     async def _swap(self) -> None:
         old, spare = self._current, self._spare
@@ -148,16 +207,28 @@ class Tagger:
         self._current = await spare
         self._spare = asyncio.ensure_future(_TaggerProcess.spawn(self._argv))
         self.restarts += 1
-        await old.stop()
+        # Reaped aside: the next segments need not wait for the old process to go.
+        stopping = asyncio.ensure_future(old.stop())
+        self._stopping.add(stopping)
+        stopping.add_done_callback(self._stopping.discard)
 
     @property
     def alive(self) -> bool:
         return self._current is not None and self._current.alive
 
     async def stop(self) -> None:
+        await asyncio.gather(*self._stopping, return_exceptions=True)
         current, spare, self._current, self._spare = self._current, self._spare, None, None
         if current is not None:
             await current.stop()
         if spare is not None:
             with contextlib.suppress(Exception):
                 await (await spare).stop()
+
+
+async def _write(stdin: asyncio.StreamWriter, payload: bytes) -> None:
+    try:
+        stdin.write(payload)
+        await stdin.drain()
+    except (ConnectionResetError, BrokenPipeError):
+        raise EngineError("apertium-tagger exited while tagging") from None

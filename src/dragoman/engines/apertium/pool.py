@@ -1,0 +1,129 @@
+"""The warm pipelines of one pair: a batch takes every idle one, each pipeline translates a
+part of it, and a pipeline that is worn or broken is replaced.
+
+A batch is cut into contiguous parts of about equal length, one per pipeline it could take
+(those idle, and those not started yet while the pool has room; at least one, waited for
+when all are lent out). Parts run at once and their answers are joined in order, so one job
+alone uses the whole pool and jobs side by side share it. A segment's translation does not
+depend on its part: every pipeline isolates every segment (ADR 0001).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from itertools import accumulate, pairwise
+
+from dragoman.engines.apertium.pipeline import Pipeline, until_done_or_failed
+from dragoman.engines.apertium.tagger import Script
+
+# A part shorter than this costs more in coordination than it saves.
+MIN_PART_SEGMENTS = 4
+
+
+def split(segments: Sequence[str], parts: int) -> list[Sequence[str]]:
+    """``segments`` cut into at most ``parts`` contiguous, non-empty runs of about equal
+    length in characters."""
+    ends = list(accumulate(len(segment) + 1 for segment in segments))
+    cuts = [0]
+    for k in range(1, min(parts, len(segments))):
+        share = ends[-1] * k / parts
+        cut = max(next(i + 1 for i, end in enumerate(ends) if end >= share), cuts[-1] + 1)
+        if cut >= len(segments):
+            break
+        cuts.append(cut)
+    cuts.append(len(segments))
+    return [segments[a:b] for a, b in pairwise(cuts) if a < b]
+
+
+class PipelinePool:
+    """The warm pipelines of one pair (at most ``size``), started on demand."""
+
+    def __init__(self, script: Script, size: int, max_uses: int, read_timeout_s: float) -> None:
+        self._script = script
+        self._max_uses = max_uses
+        self._read_timeout_s = read_timeout_s
+        self._idle: asyncio.Queue[Pipeline] = asyncio.Queue()
+        self._all: list[Pipeline] = []
+        self._size = size
+
+    async def translate(self, segments: Sequence[str], *, raw: bool = False) -> list[str]:
+        """Each segment's translation, the batch split across the pipelines it can take."""
+        if not segments:
+            return []
+        wanted = max(1, len(segments) // MIN_PART_SEGMENTS)
+        pipelines = await self._lend(min(wanted, self._size))
+        parts = split(segments, len(pipelines))
+        for spare in pipelines[len(parts) :]:
+            self._idle.put_nowait(spare)
+        tasks = [
+            asyncio.ensure_future(self._on(pipeline, part, raw))
+            for pipeline, part in zip(pipelines, parts, strict=False)
+        ]
+        await until_done_or_failed(list(tasks))
+        return [answer for task in tasks for answer in task.result()]
+
+    async def _on(self, pipeline: Pipeline, segments: Sequence[str], raw: bool) -> list[str]:
+        healthy = False
+        try:
+            answers = await pipeline.translate(segments, raw=raw)
+            healthy = True
+            return answers
+        finally:
+            await self._release(pipeline, healthy)
+
+    async def _lend(self, wanted: int) -> list[Pipeline]:
+        """Up to ``wanted`` pipelines: the idle ones, then new ones while there is room; at
+        least one, waited for when every pipeline is lent out."""
+        lent: list[Pipeline] = []
+        while len(lent) < wanted and not self._idle.empty():
+            lent.append(self._idle.get_nowait())
+        room = min(wanted - len(lent), self._size - len(self._all))
+        try:
+            if room > 0:
+                lent += await self._start(room)
+        except BaseException:
+            for pipeline in lent:
+                self._idle.put_nowait(pipeline)
+            raise
+        if not lent:
+            lent.append(await self._idle.get())
+        return lent
+
+    async def _start(self, count: int) -> list[Pipeline]:
+        """``count`` new pipelines, started together; none is kept if one fails to start."""
+        fresh = [Pipeline(self._script, self._read_timeout_s) for _ in range(count)]
+        self._all += fresh
+        starts = [asyncio.ensure_future(pipeline.start()) for pipeline in fresh]
+        try:
+            await until_done_or_failed(list(starts))
+        except BaseException:
+            for pipeline in fresh:
+                self._all.remove(pipeline)
+                await pipeline.stop()
+            raise
+        return fresh
+
+    async def _release(self, pipeline: Pipeline, healthy: bool) -> None:
+        pipeline.last_used = time.monotonic()
+        if healthy and pipeline.alive and pipeline.uses < self._max_uses:
+            self._idle.put_nowait(pipeline)
+            return
+        # A stuck, dead or worn pipeline is replaced, never reused: whatever it still holds
+        # would come out as the next batch's answers.
+        await pipeline.stop()
+        self._all.remove(pipeline)
+        (fresh,) = await self._start(1)
+        self._idle.put_nowait(fresh)
+
+    def idle_s(self) -> float:
+        """Seconds since the last batch ended; 0 while any pipeline is lent out."""
+        if self._idle.qsize() < len(self._all):
+            return 0.0
+        return time.monotonic() - max((p.last_used for p in self._all), default=0.0)
+
+    async def close(self) -> None:
+        for pipeline in self._all:
+            await pipeline.stop()
+        self._all.clear()

@@ -1,0 +1,48 @@
+"""A chunk's way through the engine: each distinct segment once, file jobs' segments apart,
+a glossary's terms kept around the engine call."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+
+from dragoman.engines import Engines, Pair
+from dragoman.models import Job
+
+# A chunk's segments: each with its job (which says whether the text carries inline codes,
+# and which glossary it keeps).
+Items = Sequence[tuple[Job, str]]
+WithTerms = Callable[[str, Pair, Items], Awaitable[list[str]]]
+
+
+async def translate_chunk(
+    engines: Engines, with_terms: WithTerms, engine: str, pair: Pair, items: Items
+) -> list[str]:
+    """One engine batch. A segment repeated in the chunk (same text, same kind, same
+    glossary) is translated once and its translation copied to every occurrence: each
+    segment's translation is the one it gets alone, so the copies are exact (for a neural
+    engine, the first result wins, and repeats stay consistent)."""
+    keys = [(job.markup, job.glossary, text) for job, text in items]
+    first: dict[tuple[bool, str | None, str], int] = {}
+    for index, key in enumerate(keys):
+        first.setdefault(key, index)
+    distinct = [items[index] for index in first.values()]
+    outputs = await _translate(engines, with_terms, engine, pair, distinct)
+    translated = dict(zip(first, outputs, strict=True))
+    return [translated[key] for key in keys]
+
+
+async def _translate(
+    engines: Engines, with_terms: WithTerms, engine: str, pair: Pair, items: Items
+) -> list[str]:
+    if any(job.glossary for job, _ in items):
+        return await with_terms(engine, pair, items)
+    out: list[str] = [""] * len(items)
+    for markup in (True, False):
+        indices = [i for i, (job, _) in enumerate(items) if job.markup is markup]
+        if not indices:
+            continue
+        translate = engines.translate_marked if markup else engines.translate
+        outputs = await translate(engine, pair, [items[i][1] for i in indices])
+        for i, text in zip(indices, outputs, strict=True):
+            out[i] = text
+    return out
