@@ -53,8 +53,12 @@ lint: venv
 typecheck: venv
 	$(BIN)/mypy src
 
+# Three at a time (most tests wait on processes, pipes and sockets), then alone the few that
+# restart a shared service or time a stop (marked serial).
+PYTEST_WORKERS ?= 3
 pytest: apertium chromium venv
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) -m "not serial"
+	$(BIN)/pytest -q -m serial
 
 test: lint typecheck pytest
 

@@ -18,7 +18,7 @@ from dragoman.services import EmbeddedService
 
 KEY = "key-a"
 SEED = 20260101
-MAX_EXAMPLES = 20
+MAX_EXAMPLES = 12
 # schemathesis's default statuses for a rejected schema-invalid request, and 413: the server
 # checks the documented maxLength of a segment and maxItems of /v1/translate itself, and
 # answers 413 payload_too_large above them, as for every other limit.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import psutil
 import pytest
 
 from dragoman.engines import Pair
@@ -77,3 +78,27 @@ async def test_an_empty_batch_costs_nothing() -> None:
     assert await engine.translate(Pair("en", "es"), []) == []
     assert engine.warm_pairs() == frozenset()
     await engine.close()
+
+
+def _apertium_children() -> list[psutil.Process]:
+    return [
+        child
+        for child in psutil.Process().children(recursive=True)
+        if child.is_running() and child.status() != psutil.STATUS_ZOMBIE
+    ]
+
+
+async def test_closing_mid_batch_leaves_no_process_running() -> None:
+    engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=2)
+    await engine.translate(Pair("en", "es"), ["Warm."])
+    lines = [f"Line number {n} is being translated now." for n in range(3000)]
+    batch = asyncio.create_task(engine.translate(Pair("en", "es"), lines))
+    waiting = asyncio.create_task(engine.translate(Pair("en", "es"), lines[:8]))
+    await asyncio.sleep(0.2)
+    assert not batch.done() and not waiting.done()  # the batch holds both pipelines
+    await engine.close()
+    for task in (batch, waiting):
+        with pytest.raises(EngineError):
+            await asyncio.wait_for(task, 5)
+    await asyncio.sleep(0.1)  # a pipeline replaced after the failure would be starting now
+    assert _apertium_children() == []

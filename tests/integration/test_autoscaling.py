@@ -13,7 +13,8 @@ import pytest
 from tests.integration.cluster import Cluster, Process, wait_for
 from tests.integration.test_faults import assert_all_exact, submit
 
-pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+# Measures a burst against the autoscaler's delays: runs alone, after the rest.
+pytestmark = [pytest.mark.integration, pytest.mark.serial, pytest.mark.timeout(240)]
 
 SCALING = {
     "DRAGOMAN_CPU_MAX_WORKERS": "3",

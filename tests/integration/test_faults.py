@@ -28,6 +28,9 @@ from tests.integration.cluster import Cluster, Process, client, wait_for
 from tests.integration.conftest import MODES_DIR
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(240)]
+# Restarting the shared PostgreSQL or RabbitMQ would fail the tests running beside it: those
+# tests run alone, after the rest (see the Makefile).
+alone = pytest.mark.serial
 
 JOBS = 8
 SEGMENTS = 240
@@ -182,6 +185,7 @@ def rabbitmqctl(*args: str) -> None:
     subprocess.run(["rabbitmqctl", *args], check=True, capture_output=True, timeout=120)
 
 
+@alone
 def test_a_rabbitmq_restart_mid_load_loses_nothing(cluster: Cluster) -> None:
     api = cluster.api()
     cluster.watchdog()
@@ -209,6 +213,7 @@ def postgres(action: str) -> None:
     )
 
 
+@alone
 def test_a_postgresql_restart_mid_load_is_503_then_resumes(cluster: Cluster) -> None:
     api = cluster.api()
     cluster.watchdog()

@@ -11,6 +11,8 @@ from dragoman.bus.rabbitmq import RabbitBus
 from tests.contract.test_bus import RABBITMQ_URL
 
 
+# Closes every connection of the shared broker: runs alone, after the rest.
+@pytest.mark.serial
 @pytest.mark.timeout(120)
 async def test_the_bus_survives_its_connection_being_closed_by_the_broker() -> None:
     bus = RabbitBus(RABBITMQ_URL, prefix=f"test-{uuid.uuid4().hex[:8]}")

@@ -36,6 +36,8 @@ def stopped(server: Server, sig: int, timeout_s: float = 20) -> int:
         raise AssertionError(f"dragoman serve still running {timeout_s} s after {sig!r}") from None
 
 
+# Times a stop to the second: runs alone, after the rest.
+@pytest.mark.serial
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_a_job_survives_a_restart_of_the_service(

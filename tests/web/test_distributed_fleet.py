@@ -59,9 +59,13 @@ def test_one_api_shows_what_each_process_knows(tmp_path: Path) -> None:
         def settled() -> dict[str, Any] | None:
             cpu = fleet_cpu(api)
             done = cpu["segments"]["translated"] == 3 * SEGMENTS and cpu["jobs"]["in_flight"] == 0
-            return cpu if done and cpu["workers"]["busy"] == 0 else None
+            # The watchdog publishes its routing counts at its next sweep, after the routing.
+            published = cpu["routing"]["total"] == gauge(
+                watchdog, "dragoman_routed_total", pool="cpu"
+            )
+            return cpu if done and published and cpu["workers"]["busy"] == 0 else None
 
-        cpu = wait_for(settled, 90, "the jobs to be translated and counted")
+        cpu = wait_for(settled, 90, "the jobs to be translated, counted and published")
         assert cpu["workers"]["desired"] == gauge(scaler, "dragoman_workers_desired", pool="cpu")
         assert cpu["workers"]["current"] == gauge(scaler, "dragoman_workers_current", pool="cpu")
         assert cpu["workers"]["desired"] == cpu["workers"]["current"] == 2

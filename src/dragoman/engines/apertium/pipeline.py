@@ -13,7 +13,7 @@ import time
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from dragoman.engines.apertium.process import kill, spawn_shell
+from dragoman.engines.apertium.process import kill, signal_kill, spawn_shell
 from dragoman.engines.apertium.stream import deformat, reformat
 from dragoman.engines.apertium.tagger import Script, Tagger
 from dragoman.errors import EngineError, EngineTimeout
@@ -90,6 +90,14 @@ class Pipeline:
             raise EngineTimeout(f"apertium gave no output within {self._read_timeout_s}s") from None
         except asyncio.IncompleteReadError:
             raise EngineError("apertium pipeline exited while translating") from None
+
+    def interrupt(self) -> None:
+        """Kills the processes of a pipeline that is lent out: its batch fails at once, and
+        whoever holds it stops it (``stop`` reads the pipes that the batch is reading)."""
+        signal_kill(self._head)
+        signal_kill(self._tail)
+        if self._tagger is not None:
+            self._tagger.interrupt()
 
     async def stop(self) -> None:
         head, tail, self._head, self._tail = self._head, self._tail, None, None

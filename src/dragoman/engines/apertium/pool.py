@@ -17,6 +17,7 @@ from itertools import accumulate, pairwise
 
 from dragoman.engines.apertium.pipeline import Pipeline, until_done_or_failed
 from dragoman.engines.apertium.tagger import Script
+from dragoman.errors import EngineError
 
 # A part shorter than this costs more in coordination than it saves.
 MIN_PART_SEGMENTS = 4
@@ -44,9 +45,12 @@ class PipelinePool:
         self._script = script
         self._max_uses = max_uses
         self._read_timeout_s = read_timeout_s
-        self._idle: asyncio.Queue[Pipeline] = asyncio.Queue()
+        self._idle: asyncio.Queue[Pipeline | None] = asyncio.Queue()  # None: closed
         self._all: list[Pipeline] = []
         self._size = size
+        self._closed = False
+        self._lent: set[Pipeline] = set()
+        self._returned = asyncio.Event()
 
     async def translate(self, segments: Sequence[str], *, raw: bool = False) -> list[str]:
         """Each segment's translation, the batch split across the pipelines it can take."""
@@ -56,6 +60,7 @@ class PipelinePool:
         pipelines = await self._lend(min(wanted, self._size))
         parts = split(segments, len(pipelines))
         for spare in pipelines[len(parts) :]:
+            self._lent.discard(spare)
             self._idle.put_nowait(spare)
         tasks = [
             asyncio.ensure_future(self._on(pipeline, part, raw))
@@ -76,9 +81,11 @@ class PipelinePool:
     async def _lend(self, wanted: int) -> list[Pipeline]:
         """Up to ``wanted`` pipelines: the idle ones, then new ones while there is room; at
         least one, waited for when every pipeline is lent out."""
+        if self._closed:
+            raise EngineError("the apertium engine is closed")
         lent: list[Pipeline] = []
         while len(lent) < wanted and not self._idle.empty():
-            lent.append(self._idle.get_nowait())
+            lent.append(self._ready(self._idle.get_nowait()))
         room = min(wanted - len(lent), self._size - len(self._all))
         try:
             if room > 0:
@@ -88,11 +95,21 @@ class PipelinePool:
                 self._idle.put_nowait(pipeline)
             raise
         if not lent:
-            lent.append(await self._idle.get())
+            lent.append(self._ready(await self._idle.get()))
+        self._lent.update(lent)
         return lent
+
+    def _ready(self, pipeline: Pipeline | None) -> Pipeline:
+        """An idle pipeline, or EngineError for the mark that close() leaves for waiters."""
+        if pipeline is None:
+            self._idle.put_nowait(None)  # for the next waiter
+            raise EngineError("the apertium engine is closed")
+        return pipeline
 
     async def _start(self, count: int) -> list[Pipeline]:
         """``count`` new pipelines, started together; none is kept if one fails to start."""
+        if self._closed:
+            raise EngineError("the apertium engine is closed")
         fresh = [Pipeline(self._script, self._read_timeout_s) for _ in range(count)]
         self._all += fresh
         starts = [asyncio.ensure_future(pipeline.start()) for pipeline in fresh]
@@ -100,20 +117,38 @@ class PipelinePool:
             await until_done_or_failed(list(starts))
         except BaseException:
             for pipeline in fresh:
-                self._all.remove(pipeline)
+                if pipeline in self._all:
+                    self._all.remove(pipeline)
                 await pipeline.stop()
             raise
+        if self._closed:  # closed while these were starting: close() may have missed a stage
+            for pipeline in fresh:
+                await pipeline.stop()
+            raise EngineError("the apertium engine is closed")
         return fresh
 
     async def _release(self, pipeline: Pipeline, healthy: bool) -> None:
+        try:
+            await self._give_back(pipeline, healthy)
+        finally:
+            self._lent.discard(pipeline)
+            self._returned.set()
+
+    async def _give_back(self, pipeline: Pipeline, healthy: bool) -> None:
         pipeline.last_used = time.monotonic()
+        if self._closed:
+            await pipeline.stop()
+            return
         if healthy and pipeline.alive and pipeline.uses < self._max_uses:
             self._idle.put_nowait(pipeline)
             return
         # A stuck, dead or worn pipeline is replaced, never reused: whatever it still holds
         # would come out as the next batch's answers.
         await pipeline.stop()
-        self._all.remove(pipeline)
+        if pipeline in self._all:
+            self._all.remove(pipeline)
+        if self._closed:
+            return  # a batch cut short by close(): nothing to replace
         (fresh,) = await self._start(1)
         self._idle.put_nowait(fresh)
 
@@ -124,6 +159,14 @@ class PipelinePool:
         return time.monotonic() - max((p.last_used for p in self._all), default=0.0)
 
     async def close(self) -> None:
-        for pipeline in self._all:
-            await pipeline.stop()
-        self._all.clear()
+        """Stops every pipeline, those lent out included; a batch still running on one
+        fails, and no pipeline is started after this."""
+        self._closed = True
+        for pipeline in self._lent:
+            pipeline.interrupt()
+        while self._lent:  # their batches fail, and each stops its own pipeline
+            self._returned.clear()
+            await self._returned.wait()
+        while self._all:
+            await self._all.pop().stop()
+        self._idle.put_nowait(None)  # a batch waiting for a pipeline fails rather than hangs

@@ -32,16 +32,23 @@ async def spawn_shell(script: str, stderr: int) -> asyncio.subprocess.Process:
     )
 
 
+def signal_kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -> None:
+    """Sends SIGKILL to ``proc`` (and its process group) without reaping it: whoever reads its
+    pipes meets their end and reaps it."""
+    if proc is None or proc.returncode is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        if group:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+
+
 async def kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -> None:
     """Kills ``proc`` (with its process group, for a shell pipeline) and reaps it."""
     if proc is None:
         return
-    if proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            if group:
-                os.killpg(proc.pid, signal.SIGKILL)
-            else:
-                proc.kill()
+    signal_kill(proc, group=group)
     # communicate() also reads the pipes to their end, so their transports close now rather
     # than at garbage collection.
     with contextlib.suppress(OSError, ValueError):

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dragoman.engines.apertium.process import READ_LIMIT, kill
+from dragoman.engines.apertium.process import READ_LIMIT, kill, signal_kill
 from dragoman.errors import EngineError
 
 Read = Callable[[asyncio.StreamReader], Any]
@@ -215,6 +215,11 @@ class Tagger:
     @property
     def alive(self) -> bool:
         return self._current is not None and self._current.alive
+
+    def interrupt(self) -> None:
+        """Kills the tagger in use, so that a batch relayed through it fails now."""
+        if self._current is not None:
+            signal_kill(self._current.proc, group=False)
 
     async def stop(self) -> None:
         await asyncio.gather(*self._stopping, return_exceptions=True)
