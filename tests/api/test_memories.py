@@ -106,11 +106,20 @@ async def test_import_list_replace_delete(client: httpx.AsyncClient) -> None:
         "languages": ["en", "es"],
         "source_lang": "en",
         "replaced": False,
+        "skipped": 0,
         "created_at": None,
         "updated_at": None,
     }
-    again = await upload(client, "product", bilingual(("Close", "Cerrar")))
-    assert again.status_code == 201 and again.json()["replaced"] is True
+    untranslated = tu(("en-US", "Print"))  # a unit exported before anyone translated it
+    again = await upload(
+        client, "product", tmx(tu(("en-US", "Close"), ("es-ES", "Cerrar")) + untranslated)
+    )
+    assert again.status_code == 201, again.text
+    assert (again.json()["replaced"], again.json()["units"], again.json()["skipped"]) == (
+        True,
+        1,
+        1,
+    )
     listed = (await client.get("/v1/memories")).json()["memories"]
     assert [(m["name"], m["units"]) for m in listed] == [("product", 1)]
     job = (await client.post("/v1/jobs", json=job_body("Save", memories=["product"]))).json()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from dragoman.models import Glossary
 from dragoman.store import JobStore
+from tests.contract.test_job_store import DOCS, a_job
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -57,6 +59,18 @@ async def test_a_deleted_glossary_leaves_lists_but_stays_readable_until_purged(
     assert await store.get_glossary("old") is None
     assert await store.glossary_entries("old") == []
     assert await store.glossary_entries("new") == ENTRIES
+
+
+async def test_a_deleted_glossary_stays_while_an_unfinished_job_names_it(store: JobStore) -> None:
+    await store.add_glossary(a_glossary("kept"), ENTRIES)
+    job = replace(a_job("waiting", tenant="acme"), glossary="kept")
+    await store.create(job, DOCS)
+    assert await store.delete_glossary("kept", T0 + timedelta(hours=1))
+    assert await store.purge_glossaries(T0 + timedelta(days=30)) == 0
+    assert await store.glossary_entries("kept") == ENTRIES
+    assert await store.cancel("waiting", T0 + timedelta(days=2)) is not None
+    assert await store.purge_glossaries(T0 + timedelta(days=30)) == 1
+    assert await store.glossary_entries("kept") == []
 
 
 async def test_an_id_is_stored_once(store: JobStore) -> None:

@@ -27,9 +27,26 @@ def test_a_broken_tmx_is_refused_saying_what_is_wrong(name: str) -> None:
     assert says in caught.value.message
 
 
-def test_a_unit_with_one_language_is_named_by_its_line() -> None:
-    data = tmx(tu(("en", "a"), ("es", "b")) + "\n" + tu(("en", "c")))  # the 3rd line
-    with pytest.raises(InvalidFile, match="line 3: the <tu> has fewer than two languages"):
+def test_units_not_translated_yet_are_skipped_and_counted_by_line() -> None:
+    # A CAT tool's export holds units with the source alone; and one in other languages.
+    data = tmx(
+        tu(("en", "a"), ("es", "b"))
+        + "\n"
+        + tu(("en", "c"))  # the 3rd line
+        + "\n"
+        + tu(("fr", "d"), ("es", "e"))
+    )
+    memory = read_tmx(data, "m.tmx")
+    assert [unit.variants["en"].text for unit in memory.units] == ["a"]
+    assert memory.skipped == (
+        "line 3: the <tu> has fewer than two languages (en); it needs two",
+        "line 4: the <tu> has no variant in the source language en",
+    )
+
+
+def test_a_file_of_unusable_units_only_is_refused_with_the_first_reason() -> None:
+    data = tmx(tu(("en", "c")) + "\n" + tu(("en", "d")))
+    with pytest.raises(InvalidFile, match="no <tu> can be used; line 2: the <tu> has fewer"):
         read_tmx(data, "m.tmx")
 
 

@@ -45,6 +45,9 @@ class MemoryOut(BaseModel):
 
 class MemoryCreated(MemoryOut):
     replaced: bool = Field(description="True when a memory of this name was replaced")
+    skipped: int = Field(
+        description="<tu> left out: fewer than two languages, or none in the header's srclang"
+    )
 
 
 class MemoryList(BaseModel):
@@ -96,8 +99,10 @@ async def import_memory(request: Request, service: Service, tenant: Tenant) -> M
         )
     if not data:
         raise InvalidRequest(f"{filename}: the file is empty")
-    info, replaced = await service.manager.memories.import_tmx(tenant, name, data, filename)
-    return MemoryCreated(**MemoryOut.of(info).model_dump(), replaced=replaced)
+    info, replaced, skipped = await service.manager.memories.import_tmx(
+        tenant, name, data, filename
+    )
+    return MemoryCreated(**MemoryOut.of(info).model_dump(), replaced=replaced, skipped=skipped)
 
 
 def _fields(form: FormData) -> tuple[str, UploadFile]:

@@ -2,8 +2,9 @@
 (``write_tmx``). Not a file format of jobs: a memory is imported, never translated.
 
 Read: ``<tmx version="1.4">`` with a ``<header srclang>`` (a language, or ``*all*``: any
-variant may be the source) and a ``<body>`` of ``<tu>``, each with at least two ``<tuv>``
-in different languages (``xml:lang``, or TMX 1.1's ``lang``), each with one ``<seg>``.
+variant may be the source) and a ``<body>`` of ``<tu>``, each with ``<tuv>`` (``xml:lang``,
+or TMX 1.1's ``lang``), each with one ``<seg>``. A ``<tu>`` with fewer than two languages,
+or none in ``srclang``, is skipped and counted (``Memory.skipped``).
 Languages are reduced to their base code: ``en-US``, ``EN_gb`` and ``eng`` are ``en``.
 Inline elements become codes that link a variant's markup to the other variants': ``bpt``/
 ``ept`` (paired by ``i``, linked by ``x`` or else ``i``), ``hi`` (paired, its content is
@@ -70,6 +71,9 @@ class Unit:
 class Memory:
     source_lang: str | None  # None: ``*all*``, any variant may be the source
     units: list[Unit]
+    # Units left out, each why: fewer than two languages (a unit not translated yet, as
+    # CAT tools export them), or none in the header's source language.
+    skipped: tuple[str, ...] = ()
 
     @property
     def languages(self) -> list[str]:
@@ -106,10 +110,20 @@ def read_tmx(data: bytes, filename: str) -> Memory:
     if not srclang:
         raise InvalidFile(f"{filename}: line {header.sourceline}: <header> has no srclang")
     source = None if srclang.lower() == ALL else _language(srclang, header, filename)
-    units = [_unit(tu, source, filename) for tu in body if _local(tu) == "tu"]
+    units: list[Unit] = []
+    skipped: list[str] = []
+    for tu in (c for c in body if _local(c) == "tu"):
+        unit = _unit(tu, filename)
+        why = _unusable(unit, source)
+        if why:
+            skipped.append(f"line {tu.sourceline}: the <tu> {why}")
+        else:
+            units.append(unit)
+    if not units and skipped:
+        raise InvalidFile(f"{filename}: no <tu> can be used; {skipped[0]}")
     if not units:
         raise InvalidFile(f"{filename}: the TMX <body> has no <tu>")
-    return Memory(source, units)
+    return Memory(source, units, tuple(skipped))
 
 
 def _language(tag: str, element: etree._Element, filename: str) -> str:
@@ -121,7 +135,7 @@ def _language(tag: str, element: etree._Element, filename: str) -> str:
         ) from None
 
 
-def _unit(tu: etree._Element, source: str | None, filename: str) -> Unit:
+def _unit(tu: etree._Element, filename: str) -> Unit:
     variants: dict[str, Variant] = {}
     for tuv in (c for c in tu if _local(c) == "tuv"):
         tag = tuv.get(_XML_LANG) or tuv.get("lang")
@@ -133,13 +147,17 @@ def _unit(tu: etree._Element, source: str | None, filename: str) -> Unit:
             raise InvalidFile(f"{filename}: line {tuv.sourceline}: <tuv> has no <seg>")
         changed = tuv.get("changedate") or tu.get("changedate") or ""
         variants.setdefault(lang, Variant(lang, tuple(_pieces(seg, filename)), changed))
-    where = f"{filename}: line {tu.sourceline}: the <tu>"
-    if len(variants) < 2:
-        found = ", ".join(variants) or "none"
-        raise InvalidFile(f"{where} has fewer than two languages ({found}); it needs two")
-    if source is not None and source not in variants:
-        raise InvalidFile(f"{where} has no variant in the source language {source}")
     return Unit(variants, tu.sourceline or 0)
+
+
+def _unusable(unit: Unit, source: str | None) -> str | None:
+    """Why ``unit`` cannot serve as a memory's unit, or None."""
+    if len(unit.variants) < 2:
+        found = ", ".join(unit.variants) or "none"
+        return f"has fewer than two languages ({found}); it needs two"
+    if source is not None and source not in unit.variants:
+        return f"has no variant in the source language {source}"
+    return None
 
 
 def _pieces(seg: etree._Element, filename: str) -> list[Piece]:

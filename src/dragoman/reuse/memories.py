@@ -21,8 +21,9 @@ class TranslationMemories:
 
     async def import_tmx(
         self, tenant: str | None, name: str, data: bytes, filename: str
-    ) -> tuple[MemoryInfo, bool]:
-        """Stores the memory ``name`` from a TMX 1.4 file; ``(memory, replaced)``.
+    ) -> tuple[MemoryInfo, bool, int]:
+        """Stores the memory ``name`` from a TMX 1.4 file; ``(memory, replaced, skipped)``,
+        ``skipped`` the units left out (fewer than two languages, none in the source).
         ``InvalidFile`` naming what is wrong with the file, 413 when it is too large."""
         limit = self._settings.max_file_bytes
         if len(data) > limit:
@@ -41,7 +42,7 @@ class TranslationMemories:
             updated_at=now,
         )
         replaced = await self._store.save_memory(tenant or "", info, entries)
-        return info, replaced
+        return info, replaced, len(memory.skipped)
 
     async def listing(self, tenant: str | None) -> list[MemoryInfo]:
         return await self._store.list_memories(tenant or "")

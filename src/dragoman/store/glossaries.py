@@ -15,8 +15,8 @@ from sqlalchemy import delete, insert, select, update
 
 from dragoman.models import Glossary
 from dragoman.store.database import Database
-from dragoman.store.rows import aware
-from dragoman.store.tables import glossaries, glossary_entries
+from dragoman.store.rows import UNFINISHED_VALUES, aware
+from dragoman.store.tables import glossaries, glossary_entries, jobs
 
 
 def _to_glossary(row: Any) -> Glossary:
@@ -93,7 +93,13 @@ class SqlGlossaries:
         return bool(result.rowcount == 1)
 
     async def purge_glossaries(self, deleted_before: datetime) -> int:
-        doomed = select(glossaries.c.id).where(glossaries.c.deleted_at < deleted_before)
+        # A job still waiting or running keeps the glossary it named, however old.
+        needed = select(jobs.c.glossary_id).where(
+            jobs.c.glossary_id.is_not(None), jobs.c.status.in_(UNFINISHED_VALUES)
+        )
+        doomed = select(glossaries.c.id).where(
+            glossaries.c.deleted_at < deleted_before, glossaries.c.id.not_in(needed)
+        )
         async with self._db.tx() as conn:
             ids = [row.id for row in await conn.execute(doomed)]
             if ids:
