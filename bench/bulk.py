@@ -16,9 +16,11 @@ defaults on a 2-core machine):
 
 Each measurement gets a fresh deployment, warmed up by one small job of other text, so that
 no measurement finds the text of another one stored. The baselines, per corpus: ``apertium
-eng-spa`` once over the concatenation of every segment (raw), and a fresh ``apertium`` per
-document (the old design). Parity: every segment dragoman returns must equal ``apertium
-eng-spa`` run on that segment alone (whitespace runs aside).
+eng-spa`` once over the concatenation of every segment (raw), a fresh ``apertium`` per
+document (the old design), and dragoman's Apertium engine alone in this process, every
+segment in one call (what the service adds to the engine is e2e minus that). Parity: every
+segment dragoman returns must equal ``apertium eng-spa`` run on that segment alone
+(whitespace runs aside).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from workload import (
     concat_parity,
     parity,
     references,
+    run_engine,
     run_jobs,
     run_old_design,
     run_raw,
@@ -153,6 +156,8 @@ class Runs:
             self.raw_lines[workload.name], raw_s, raw_cpu_s = run_raw(workload.documents)
             figures["raw_engine_s"] = round(raw_s, 3)
             figures["raw_engine_cpu_s"] = round(raw_cpu_s, 3)
+            figures["engine_alone_s"] = round(run_engine(workload.documents, self.workers), 3)
+            figures["engine_alone_over_raw"] = ratio(figures["engine_alone_s"], raw_s)
             figures["old_design_s"] = round(run_old_design(workload.documents), 3)
             for name in order:
                 for shape in SHAPES:
@@ -179,7 +184,7 @@ class Runs:
             ]
             parts.append(
                 f"{workload.name}: {', '.join(shapes)}, raw {found['raw_engine_s']:.2f}s, "
-                f"old {found['old_design_s']:.2f}s"
+                f"engine alone {found['engine_alone_s']:.2f}s, old {found['old_design_s']:.2f}s"
             )
         return "; ".join(parts)
 
@@ -241,6 +246,11 @@ def summarize_workload(runs: Runs, workload: Workload) -> dict[str, Any]:
     return result | {
         "raw_engine_s": spread(raw),
         "raw_engine_cpu_s": spread([found["raw_engine_cpu_s"] for found in per_run]),
+        # dragoman's engine in process over every segment in one call, without the service.
+        "engine_alone_s": spread([found["engine_alone_s"] for found in per_run]),
+        "engine_alone_over_raw": ratio(
+            statistics.median(found["engine_alone_s"] for found in per_run), statistics.median(raw)
+        ),
         "old_design_s": spread(old),
         # The old_over_e2e of a service as fast as one engine process over the whole corpus.
         "old_over_raw": ratio(statistics.median(old), statistics.median(raw)),
@@ -278,6 +288,8 @@ def summarize(result: dict[str, Any]) -> str:
         lines.append(
             f"{name}: {work['documents']} docs / {work['segments']} segments "
             f"({work['words_per_segment']} words each): raw {span(found['raw_engine_s'])}, "
+            f"engine alone {span(found['engine_alone_s'])} "
+            f"({found['engine_alone_over_raw']} of raw), "
             f"old {span(found['old_design_s'])}"
         )
         for deployment in DEPLOYMENTS:

@@ -14,6 +14,7 @@ one job of the 100 documents; either way the clock stops once every result is fe
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -41,6 +42,10 @@ from common import (
     timed,
 )
 
+from dragoman.engines.apertium import ApertiumEngine
+from dragoman.models import Pair
+from dragoman.settings import Settings
+
 DOCUMENTS = 100
 LICENCE_SEGMENTS = (5, 40)
 SHORT_MIN_SEGMENTS = 5
@@ -54,6 +59,7 @@ FINISHED = {"succeeded", "failed", "cancelled"}
 MAX_EXAMPLES = 5
 RAW_REPEATS = 3
 # A warm-up job before each measurement starts the pair's pipelines: a served engine is warm.
+PAIR = Pair("en", "es")
 WARMUP_SEGMENTS = [f"Warm the engine up, line {n}." for n in range(16)]
 
 Documents = list[list[str]]
@@ -244,6 +250,25 @@ def run_raw(documents: Documents) -> tuple[list[str], float, float]:
         statistics.median(seconds for _, seconds, _ in runs),
         statistics.median(cpu for _, _, cpu in runs),
     )
+
+
+def run_engine(documents: Documents, pipelines: int) -> float:
+    """dragoman's Apertium engine alone, in this process, warm, with ``pipelines`` pipelines:
+    every segment in one ``translate`` call. What the service adds to this is the job's way
+    (HTTP, store, dispatch, polling); what this adds to raw is the per-segment isolation."""
+    segments = [segment for doc in documents for segment in doc]
+
+    async def measure() -> float:
+        engine = ApertiumEngine(Settings().apertium_modes_dir, pipelines_per_pair=pipelines)
+        try:
+            await engine.translate(PAIR, WARMUP_SEGMENTS)
+            started = time.perf_counter()
+            await engine.translate(PAIR, segments)
+            return time.perf_counter() - started
+        finally:
+            await engine.close()
+
+    return asyncio.run(measure())
 
 
 def children_cpu_s() -> float:
