@@ -102,3 +102,19 @@ async def test_closing_mid_batch_leaves_no_process_running() -> None:
             await asyncio.wait_for(task, 5)
     await asyncio.sleep(0.1)  # a pipeline replaced after the failure would be starting now
     assert _apertium_children() == []
+
+
+async def test_a_batch_cancelled_as_its_parts_start_gives_its_pipelines_back() -> None:
+    engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=2)
+    lines = [f"Line number {n} is being translated now." for n in range(40)]
+    try:
+        await engine.translate(Pair("en", "es"), lines)  # both pipelines started
+        batch = asyncio.create_task(engine.translate(Pair("en", "es"), lines))
+        await asyncio.sleep(0)  # it has lent both pipelines; its parts have not run yet
+        batch.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await batch
+        again = await asyncio.wait_for(engine.translate(Pair("en", "es"), lines), 20)
+        assert len(again) == 40
+    finally:
+        await asyncio.wait_for(engine.close(), 20)

@@ -31,6 +31,12 @@ def test_parts_are_about_equal_in_characters(batch: list[str], parts: int) -> No
     assert all(sum(len(s) + 1 for s in part) <= share + longest for part in cut)
 
 
+def test_a_long_last_segment_leaves_the_short_ones_a_part_of_their_own() -> None:
+    short, long = ["a"] * 7, ["b" * 40]
+    assert split(short + long, 2) == [short, long]
+    assert split(short + long + long, 3) == [short, long, long]
+
+
 def test_a_short_batch_is_one_part_per_segment_at_most() -> None:
     assert split(["a", "b"], 4) == [["a"], ["b"]]
     assert split([], 3) == []

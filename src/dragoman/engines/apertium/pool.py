@@ -11,6 +11,7 @@ depend on its part: every pipeline isolates every segment (ADR 0001).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Sequence
 from itertools import accumulate, pairwise
@@ -27,13 +28,14 @@ def split(segments: Sequence[str], parts: int) -> list[Sequence[str]]:
     """``segments`` cut into at most ``parts`` contiguous, non-empty runs of about equal
     length in characters."""
     ends = list(accumulate(len(segment) + 1 for segment in segments))
+    count = min(parts, len(segments))
     cuts = [0]
-    for k in range(1, min(parts, len(segments))):
+    for k in range(1, count):
         share = ends[-1] * k / parts
-        cut = max(next(i + 1 for i, end in enumerate(ends) if end >= share), cuts[-1] + 1)
-        if cut >= len(segments):
-            break
-        cuts.append(cut)
+        cut = next(i + 1 for i, end in enumerate(ends) if end >= share)
+        # Each part at least one segment, and one left for each part still to cut: a long
+        # segment at the end leaves the short ones before it a part of their own.
+        cuts.append(min(max(cut, cuts[-1] + 1), len(segments) - (count - k)))
     cuts.append(len(segments))
     return [segments[a:b] for a, b in pairwise(cuts) if a < b]
 
@@ -62,21 +64,28 @@ class PipelinePool:
         for spare in pipelines[len(parts) :]:
             self._lent.discard(spare)
             self._idle.put_nowait(spare)
-        tasks = [
-            asyncio.ensure_future(self._on(pipeline, part, raw))
-            for pipeline, part in zip(pipelines, parts, strict=False)
-        ]
-        await until_done_or_failed(list(tasks))
-        return [answer for task in tasks for answer in task.result()]
-
-    async def _on(self, pipeline: Pipeline, segments: Sequence[str], raw: bool) -> list[str]:
-        healthy = False
+        used = pipelines[: len(parts)]
+        healthy: set[Pipeline] = set()
         try:
-            answers = await pipeline.translate(segments, raw=raw)
-            healthy = True
-            return answers
+            tasks = [
+                asyncio.ensure_future(self._on(pipeline, part, raw, healthy))
+                for pipeline, part in zip(used, parts, strict=True)
+            ]
+            await until_done_or_failed(list(tasks))
+            return [answer for task in tasks for answer in task.result()]
         finally:
-            await self._release(pipeline, healthy)
+            # Here rather than in each part's task: a task cancelled before it ever ran
+            # would keep its pipeline lent out for good.
+            for pipeline in used:
+                await self._release(pipeline, pipeline in healthy)
+
+    @staticmethod
+    async def _on(
+        pipeline: Pipeline, segments: Sequence[str], raw: bool, healthy: set[Pipeline]
+    ) -> list[str]:
+        answers = await pipeline.translate(segments, raw=raw)
+        healthy.add(pipeline)
+        return answers
 
     async def _lend(self, wanted: int) -> list[Pipeline]:
         """Up to ``wanted`` pipelines: the idle ones, then new ones while there is room; at
@@ -164,9 +173,13 @@ class PipelinePool:
         self._closed = True
         for pipeline in self._lent:
             pipeline.interrupt()
-        while self._lent:  # their batches fail, and each stops its own pipeline
-            self._returned.clear()
-            await self._returned.wait()
+        # Their batches fail, and each stops its own pipeline; one that does not (its task
+        # on a loop that no longer runs) has its pipeline stopped below all the same.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._read_timeout_s):
+                while self._lent:
+                    self._returned.clear()
+                    await self._returned.wait()
         while self._all:
             await self._all.pop().stop()
         self._idle.put_nowait(None)  # a batch waiting for a pipeline fails rather than hangs

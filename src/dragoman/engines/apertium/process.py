@@ -51,6 +51,8 @@ async def kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -
     signal_kill(proc, group=group)
     # communicate() also reads the pipes to their end, so their transports close now rather
     # than at garbage collection.
-    with contextlib.suppress(OSError, ValueError):
+    # RuntimeError: a batch is still reading a pipe (a pipeline stopped while lent out); it
+    # meets the pipe's end instead.
+    with contextlib.suppress(OSError, ValueError, RuntimeError):
         await proc.communicate()
     await proc.wait()
