@@ -13,7 +13,7 @@ import time
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from dragoman.engines.apertium.process import kill, signal_kill, spawn_shell
+from dragoman.engines.apertium.process import kill, signal_kill, spawn_shell, write_to
 from dragoman.engines.apertium.stream import deformat, reformat
 from dragoman.engines.apertium.tagger import Script, Tagger
 from dragoman.errors import EngineError, EngineTimeout
@@ -74,13 +74,7 @@ class Pipeline:
 
     @staticmethod
     async def _write(stdin: asyncio.StreamWriter, payload: bytes) -> None:
-        try:
-            stdin.write(payload)
-            await stdin.drain()
-        except (ConnectionResetError, BrokenPipeError):
-            # Whichever side notices first, the reader's EOF or the writer's broken pipe,
-            # it is the same failure.
-            raise EngineError("apertium pipeline exited while translating") from None
+        await write_to(stdin, payload, "apertium pipeline exited while translating")
 
     async def _read_one(self, stdout: asyncio.StreamReader) -> bytes:
         try:

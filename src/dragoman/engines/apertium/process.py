@@ -7,6 +7,8 @@ import contextlib
 import os
 import signal
 
+from dragoman.errors import EngineError
+
 READ_LIMIT = 64 * 1024 * 1024
 
 
@@ -56,3 +58,16 @@ async def kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -
     with contextlib.suppress(OSError, ValueError, RuntimeError):
         await proc.communicate()
     await proc.wait()
+
+
+async def write_to(stdin: asyncio.StreamWriter, payload: bytes, failure: str) -> None:
+    """Writes ``payload`` to a process's stdin; ``EngineError(failure)`` if it has gone."""
+    try:
+        if stdin.is_closing():
+            raise BrokenPipeError
+        stdin.write(payload)
+        await stdin.drain()
+    except (ConnectionResetError, BrokenPipeError, RuntimeError):
+        # Whichever side notices first, the reader's EOF or the writer's broken pipe, it is
+        # the same failure. uvloop says RuntimeError of a pipe whose handle it has closed.
+        raise EngineError(failure) from None

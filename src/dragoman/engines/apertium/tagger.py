@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dragoman.engines.apertium.process import READ_LIMIT, kill, signal_kill
+from dragoman.engines.apertium.process import READ_LIMIT, kill, signal_kill, write_to
 from dragoman.errors import EngineError
 
 Read = Callable[[asyncio.StreamReader], Any]
@@ -143,8 +143,7 @@ class Tagger:
 
     @staticmethod
     async def _learn_marker(process: _TaggerProcess, read: Read) -> bytes | None:
-        process.stdin.write(MARKER)
-        await process.stdin.drain()
+        await _write(process.stdin, MARKER)
         await read(process.stdout)
         said = process.drain_stderr()
         return said if b"dragomanmark" in said and NEW_CLASS not in said else None
@@ -161,8 +160,7 @@ class Tagger:
                 waiting.append(await read(source))
                 left -= 1
             exact = await self._tag(waiting, read)
-            sink.write(b"".join(exact))
-            await sink.drain()
+            await write_to(sink, b"".join(exact), "apertium pipeline exited while translating")
             del waiting[: len(exact)]
 
     async def _tag(self, segments: list[bytes], read: Read) -> list[bytes]:
@@ -232,8 +230,4 @@ class Tagger:
 
 
 async def _write(stdin: asyncio.StreamWriter, payload: bytes) -> None:
-    try:
-        stdin.write(payload)
-        await stdin.drain()
-    except (ConnectionResetError, BrokenPipeError):
-        raise EngineError("apertium-tagger exited while tagging") from None
+    await write_to(stdin, payload, "apertium-tagger exited while tagging")
