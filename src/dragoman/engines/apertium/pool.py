@@ -145,10 +145,7 @@ class PipelinePool:
 
     async def _give_back(self, pipeline: Pipeline, healthy: bool) -> None:
         pipeline.last_used = time.monotonic()
-        if self._closed:
-            await pipeline.stop()
-            return
-        if healthy and pipeline.alive and pipeline.uses < self._max_uses:
+        if not self._closed and healthy and pipeline.alive and pipeline.uses < self._max_uses:
             self._idle.put_nowait(pipeline)
             return
         # A stuck, dead or worn pipeline is replaced, never reused: whatever it still holds
@@ -157,7 +154,7 @@ class PipelinePool:
         if pipeline in self._all:
             self._all.remove(pipeline)
         if self._closed:
-            return  # a batch cut short by close(): nothing to replace
+            return  # closed before or during the stop: nothing to replace
         (fresh,) = await self._start(1)
         self._idle.put_nowait(fresh)
 
