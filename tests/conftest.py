@@ -108,3 +108,24 @@ async def wait_until(predicate: Any, timeout_s: float = 10.0, interval_s: float 
 @pytest.fixture
 async def scripted_engine() -> AsyncIterator[ScriptedEngine]:
     yield ScriptedEngine()
+
+
+STOP_PATIENCE_S = 60.0
+
+
+async def stop_service(service: Any, patience_s: float = STOP_PATIENCE_S) -> None:
+    """``service.stop()``, failing with every task's stack if it has not ended in
+    ``patience_s``: a stop that hangs says where."""
+    try:
+        async with asyncio.timeout(patience_s):
+            await service.stop()
+    except TimeoutError:
+        import io
+
+        out = io.StringIO()
+        for task in asyncio.all_tasks():
+            print(f"--- {task!r}", file=out)
+            task.print_stack(file=out)
+        raise AssertionError(
+            f"stop() did not end in {patience_s} s; tasks:\n{out.getvalue()}"
+        ) from None

@@ -10,6 +10,7 @@ import pytest
 
 from dragoman.api.app import create_app
 from dragoman.services import EmbeddedService
+from tests.conftest import stop_service
 
 
 @pytest.fixture
@@ -30,7 +31,7 @@ async def make_client(make_settings: Any) -> AsyncIterator[Any]:
     for client in clients:
         await client.aclose()
     for service in services:
-        await service.stop()
+        await stop_service(service)
 
 
 @pytest.fixture

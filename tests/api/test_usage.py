@@ -18,7 +18,7 @@ from dragoman.services import EmbeddedService
 from dragoman.store import open_store
 from dragoman.usage import UsageMeter, period_of
 from tests.api.helpers import assert_error, job_body
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, stop_service
 
 KEYS = "acme:key-a,beta:key-b"
 A = {"Authorization": "Bearer key-a"}
@@ -38,7 +38,7 @@ async def serve(make_settings: Any) -> AsyncIterator[Any]:
 
     yield make
     for service in services:
-        await service.stop()
+        await stop_service(service)
 
 
 def words(n: int) -> str:

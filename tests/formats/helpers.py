@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import string
+import time
 from collections.abc import Callable
 
 from dragoman.formats import Format, prepare, rebuild
@@ -79,3 +80,20 @@ def run(
 
 def units(fmt: Format, data: bytes, filename: str | None = None) -> list[Marked]:
     return fmt.extract(data, filename=filename or f"sample{fmt.extensions[0]}")
+
+
+def cpu_growth(work: Callable[[int], object], small: int, factor: int = 4) -> float:
+    """How much more CPU time ``work(small * factor)`` takes than ``work(small)``, each the
+    best of two runs: about ``factor`` for linear work, ``factor ** 2`` for quadratic. CPU
+    time, not wall time, and a ratio of two runs side by side, so that a loaded machine
+    moves it little."""
+
+    def best(size: int) -> float:
+        times = []
+        for _ in range(2):
+            started = time.process_time()
+            work(size)
+            times.append(time.process_time() - started)
+        return min(times)
+
+    return best(small * factor) / max(best(small), 1e-6)

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import lxml.html
@@ -190,12 +189,11 @@ def test_broken_markup_is_kept_not_translated() -> None:
     assert run(FORMAT, b"<p>a</b>c", pseudo) == "<p>ȧ</b>ċ".encode()
 
 
+@pytest.mark.timeout(120)  # a hang, not a speed: fails only far beyond its normal time
 def test_a_megabyte_on_one_line_does_not_hang() -> None:
     data = b"<p>" + b"Some <b>bold</b> words &amp; more. " * 30_000 + b"</p>"
     assert len(data) > 1_000_000
-    started = time.monotonic()
     out = run(FORMAT, data, pseudo)
-    assert time.monotonic() - started < 60
     assert out.count(b"<b>") == 30_000 and "Şǿḿḗ".encode() in out
 
 

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -130,11 +129,10 @@ def test_non_utf8_is_refused_with_its_line() -> None:
         FORMAT.extract(b"# Title\nCaf\xe9\n", filename="doc.md")
 
 
+@pytest.mark.timeout(120)  # a hang, not a speed: fails only far beyond its normal time
 def test_a_megabyte_does_not_hang() -> None:
     data = b"Some *bold* words and `code` here. " * 30_000
-    started = time.monotonic()
     out = run(FORMAT, data, pseudo)
-    assert time.monotonic() - started < 60
     assert out.count(b"`code`") == 30_000
 
 

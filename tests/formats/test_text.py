@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -94,9 +93,8 @@ def test_wrong_encoding_is_refused_with_its_line() -> None:
         FORMAT.extract(b"\xff\xfeA\x00\x00\xd8", filename="a.txt")
 
 
+@pytest.mark.timeout(120)  # a hang, not a speed: fails only far beyond its normal time
 def test_a_megabyte_on_one_line_does_not_hang() -> None:
     data = b"Hello world, this is %s and {name}. " * 30_000
-    started = time.monotonic()
     out = run(FORMAT, data, pseudo)
-    assert time.monotonic() - started < 60
     assert out.count(b"%s") == 30_000 and out.count(b"{name}") == 30_000

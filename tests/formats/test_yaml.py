@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -344,15 +343,14 @@ def test_wrong_encoding_and_control_characters_are_refused() -> None:
         FORMAT.extract(b"en:\n  a: b\x01\n", filename="x.yml")
 
 
+@pytest.mark.timeout(30)  # a hang, not a speed: fails only far beyond its normal time
 def test_billion_laughs_is_refused_quickly() -> None:
     lines = [b'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
     for i in range(1, 10):
         name, previous = chr(97 + i), chr(96 + i)
         lines.append(f"{name}: &{name} [{', '.join(['*' + previous] * 9)}]".encode())
-    started = time.monotonic()
     with pytest.raises(InvalidFile, match=r"x\.yml: refused: aliases that would expand"):
         FORMAT.extract(b"\n".join(lines), filename="x.yml")
-    assert time.monotonic() - started < 1
 
 
 def test_too_many_aliases_and_recursive_aliases_are_refused() -> None:
@@ -379,18 +377,16 @@ def test_python_tags_are_refused_and_never_run(tmp_path: Path) -> None:
     assert not marker.exists()
 
 
+@pytest.mark.timeout(30)  # a hang, not a speed: fails only far beyond its normal time
 def test_deep_nesting_is_refused_quickly() -> None:
-    started = time.monotonic()
     with pytest.raises(InvalidFile, match=r"x\.yml: YAML nested too deeply"):
         FORMAT.extract(b"[" * 100_000 + b"]" * 100_000, filename="x.yml")
-    assert time.monotonic() - started < 5
 
 
+@pytest.mark.timeout(60)  # a hang, not a speed: fails only far beyond its normal time
 def test_a_megabyte_string_does_not_hang() -> None:
     data = b"en:\n  long: " + b"word " * 200_000 + b"end\n"
-    started = time.monotonic()
     out = run(FORMAT, data, pseudo)
-    assert time.monotonic() - started < 20
     assert yaml.safe_load(out)["es"]["long"] == pseudo_text(("word " * 200_000) + "end")
 
 

@@ -6,12 +6,17 @@ import shutil
 from pathlib import Path
 
 import pytest
+import torch
 
 from dragoman.engines import Pair
 from dragoman.engines.tiny import build_tiny_models
 from tests.conftest import CORPUS_DIR
 
 EN_FR = Pair("en", "fr")
+
+# Test processes run side by side on few cores: one thread each, rather than every process
+# spinning a thread per core against the others.
+torch.set_num_threads(1)
 
 
 @pytest.fixture(scope="session")

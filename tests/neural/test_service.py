@@ -15,7 +15,7 @@ from dragoman.api.app import create_app
 from dragoman.engines.ct2 import CTranslate2Engine
 from dragoman.engines.model_cache import ModelCache
 from dragoman.services import EmbeddedService
-from tests.conftest import CORPUS_DIR
+from tests.conftest import CORPUS_DIR, stop_service
 from tests.neural.conftest import EN_FR
 
 
@@ -43,7 +43,7 @@ async def make_neural(make_settings: Any, models_dir: Path) -> AsyncIterator[Any
     yield make
     for service, client in made:
         await client.aclose()
-        await service.stop()
+        await stop_service(service)
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from dragoman.services import EmbeddedService
 from dragoman.store.sql import SqlJobStore
 from dragoman.watchdog import Watchdog
 from dragoman.worker.chunks import translate_chunk
-from tests.conftest import FakeClock, ScriptedEngine, wait_until
+from tests.conftest import FakeClock, ScriptedEngine, stop_service, wait_until
 
 PAIR = Pair("en", "es")
 
@@ -41,7 +41,7 @@ async def make_service(make_settings: Any, clock: FakeClock) -> AsyncIterator[An
 
     yield make
     for svc in started:
-        await svc.stop()
+        await stop_service(svc)
 
 
 async def submit(service: EmbeddedService, *segments: str) -> str:
@@ -191,7 +191,9 @@ async def routing(make_settings: Any, clock: FakeClock) -> AsyncIterator[Any]:
     runtime = Runtime(settings, store, bus, clock, metrics)
     watchdog = Watchdog(runtime, queue=queue)
     manager = BatchRequestsManager(
-        runtime, engines=Engines([ScriptedEngine()]), intake=LocalIntake(queue, lambda: None)
+        runtime,
+        engines=Engines([ScriptedEngine([PAIR, Pair("fr", "es")])]),
+        intake=LocalIntake(queue, lambda: None),
     )
     consumers: list[Any] = []
 
@@ -235,6 +237,37 @@ async def test_dispatch_prefers_an_idle_worker_with_the_model_warm(routing: Any)
     text = _metrics_text(metrics)
     assert 'dragoman_routed_total{outcome="warm",pool="cpu"} 1.0' in text
     assert 'dragoman_routing_hit_ratio{pool="cpu"} 0.5' in text
+
+
+async def test_after_work_goes_to_the_pool_queue_no_idle_worker_is_sent_more_directly(
+    routing: Any,
+) -> None:
+    # Nobody has fr-es warm: that job goes to the pool's queue, where the idle warm worker
+    # may be taking it. Routing en-es work to that worker's own queue could leave it
+    # waiting behind the first job, so it goes to the pool's queue too.
+    store, bus, watchdog, manager, _, clock, _ = routing
+    # The worker's own queue (it takes nothing from the CPU pool's queue in this test).
+    consumer = bus.consume(work_queue(Pool.GPU), private=worker_queue("warm"))
+    private = asyncio.ensure_future(anext(consumer))
+    await asyncio.sleep(0)
+    await register(store, clock, "warm", busy=False, warm_pairs=frozenset({"scripted:en-es"}))
+    await watchdog.sweep()
+    fr = Pair("fr", "es")
+    await manager.submit(tenant=None, pair=fr, documents=[Document("d", ["x"])])
+    assert await watchdog.dispatch() == 1
+    await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["y"])])
+    assert await watchdog.dispatch() == 1
+    assert bus.depth(work_queue(Pool.CPU)) == 2
+    assert not private.done()
+
+    # Once the worker registers again (idle), it is known to be idle and gets work directly.
+    clock.advance(1)
+    await register(store, clock, "warm", busy=False, warm_pairs=frozenset({"scripted:en-es"}))
+    await watchdog.sweep()
+    third = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["z"])])
+    assert await watchdog.dispatch() == 1
+    assert (await asyncio.wait_for(private, 1)).body == {"job_id": third.id, "attempt": 1}
+    await consumer.aclose()
 
 
 async def test_a_warm_worker_that_went_away_gets_nothing_and_the_pool_queue_does(

@@ -9,6 +9,7 @@ from typing import Any
 from dragoman.models import Pool, WorkerInfo
 from dragoman.scaling import WorkerSource
 from dragoman.services import ScalerService
+from tests.conftest import stop_service
 
 NO_BROKER = "amqp://guest:guest@127.0.0.1:1/"  # nothing listens on port 1
 
@@ -42,5 +43,5 @@ async def test_the_scaler_runs_and_is_ready_without_a_broker(make_settings: Any)
         await asyncio.wait_for(service.ready(), 10)
         assert service.alive()
     finally:
-        await service.stop()
+        await stop_service(service)
     assert controller.closed

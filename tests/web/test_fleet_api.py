@@ -12,7 +12,7 @@ from dragoman.api.app import create_app
 from dragoman.engines import Engines
 from dragoman.services import EmbeddedService
 from tests.api.helpers import assert_error, finished, job_body
-from tests.conftest import ScriptedEngine, wait_until
+from tests.conftest import ScriptedEngine, stop_service, wait_until
 
 KEYS = "acme:key-a,ops:key-o"
 
@@ -40,7 +40,7 @@ async def make_client(make_settings: Any) -> AsyncIterator[Any]:
     for client in clients:
         await client.aclose()
     for service in services:
-        await service.stop()
+        await stop_service(service)
 
 
 async def pool(client: httpx.AsyncClient, name: str, **headers: str) -> dict[str, Any]:

@@ -26,6 +26,9 @@ class Router:
         # work directly (it counts as busy until its next registration says otherwise).
         self._workers: dict[Pool, list[WorkerInfo]] = {pool: [] for pool in Pool}
         self._routed_at: dict[str, datetime] = {}
+        # When each pool's queue was last given work: any idle worker may be taking it, so
+        # until a worker registers again it is not known to be idle.
+        self._queued_at: dict[Pool, datetime] = {}
         self._counts: dict[Pool, list[int]] = {pool: [0, 0] for pool in Pool}  # warm, all
         self._published: dict[Pool, tuple[int, int]] = {}
 
@@ -54,20 +57,27 @@ class Router:
         warm, else to the pool's queue; returns the worker's name when routed."""
         key = model_key(job)
         body = work.to_body()
+        queued = self._queued_at.get(job.pool)
         for worker in self._workers[job.pool]:
             routed = self._routed_at.get(worker.id)
-            sent_since = routed is not None and (
-                worker.last_seen is None or routed >= worker.last_seen
-            )
-            if worker.busy or sent_since or key not in worker.warm_pairs:
+            if worker.busy or key not in worker.warm_pairs:
+                continue
+            if self._sent_since(routed, worker) or self._sent_since(queued, worker):
                 continue
             if await self._bus.publish_private(worker_queue(worker.id), body):
                 self._routed_at[worker.id] = self._clock.now()
                 self._count(job.pool, warm=True)
                 return worker.id
         await self._bus.publish(work_queue(job.pool), body)
+        self._queued_at[job.pool] = self._clock.now()
         self._count(job.pool, warm=False)
         return None
+
+    @staticmethod
+    def _sent_since(sent: datetime | None, worker: WorkerInfo) -> bool:
+        """Whether work that ``worker`` may have taken was sent after its registration said
+        what it was doing."""
+        return sent is not None and (worker.last_seen is None or sent >= worker.last_seen)
 
     def _count(self, pool: Pool, warm: bool) -> None:
         counts = self._counts[pool]
