@@ -68,7 +68,7 @@ async def test_a_writer_cancelled_during_its_statement_leaves_no_write_lock_behi
         await conn.execute(text("INSERT INTO t VALUES (1), (2)"))
     entered, release = threading.Event(), threading.Event()
 
-    def gate(x: int) -> int:  # runs inside the statement, in the connection's thread
+    def gate(x: int) -> int:  # runs inside the statement, in a thread (a deletion's)
         entered.set()
         release.wait(10)
         return x + 1
@@ -80,7 +80,7 @@ async def test_a_writer_cancelled_during_its_statement_leaves_no_write_lock_behi
         async with db.tx() as conn:
             await conn.run_sync(install_gate)
             # RETURNING keeps the statement open until its rows are read.
-            await conn.execute(text("UPDATE t SET x = gate(x) RETURNING x"))
+            await conn.execute(text("DELETE FROM t WHERE gate(x) > 0 RETURNING x"))
 
     # A connection closed under an open statement held the write lock until the garbage
     # collector freed that statement: with the collector off, that is until the end.
@@ -100,4 +100,53 @@ async def test_a_writer_cancelled_during_its_statement_leaves_no_write_lock_behi
             other.close()
     finally:
         gc.enable()
+    await db.close()
+
+
+async def test_a_write_that_finds_another_process_holding_the_lock_waits_off_the_loop(
+    db: Database, tmp_path: Path
+) -> None:
+    async with db.tx() as conn:
+        await conn.execute(text("CREATE TABLE t (x INTEGER)"))
+    other = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process's writer, in effect
+
+    async def write() -> None:
+        async with db.tx() as conn:
+            await conn.execute(text("INSERT INTO t VALUES (1)"))
+
+    writing = asyncio.create_task(write())
+    ticks = 0
+    for _ in range(20):  # the loop goes on while the write waits for the lock
+        await asyncio.sleep(0.01)
+        ticks += 1
+    assert ticks == 20 and not writing.done()
+    async with db.read() as conn:  # and so do reads (WAL)
+        assert (await conn.execute(text("SELECT count(*) FROM t"))).scalar_one() == 0
+    other.execute("ROLLBACK")
+    other.close()
+    await asyncio.wait_for(writing, 10)
+    async with db.read() as conn:
+        assert (await conn.execute(text("SELECT x FROM t"))).scalars().all() == [1]
+    await db.close()
+
+
+async def test_statements_run_in_the_loop_thread_and_deletions_in_another(db: Database) -> None:
+    threads: dict[str, str] = {}
+
+    def traced(sql: str) -> None:
+        if sql.startswith(("INSERT", "DELETE")):
+            threads[sql.split()[0]] = threading.current_thread().name
+
+    async with db.tx() as conn:
+        await conn.execute(text("CREATE TABLE t (x INTEGER)"))
+    async with db.tx() as conn:
+        raw = await conn.get_raw_connection()
+        raw.driver_connection._conn.set_trace_callback(traced)  # type: ignore[union-attr]
+        await conn.execute(text("INSERT INTO t VALUES (1)"))
+        await conn.execute(text("DELETE FROM t"))
+        raw.driver_connection._conn.set_trace_callback(None)  # type: ignore[union-attr]
+    loop = threading.current_thread().name
+    assert threads["INSERT"] == loop
+    assert threads["DELETE"] != loop
     await db.close()

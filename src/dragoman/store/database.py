@@ -1,18 +1,20 @@
 """The database under the store: its engine, transactions, schema upgrade, and what a lost
 server becomes (``StoreUnavailable``).
 
-On SQLite a statement, once started, runs to its end: aiosqlite runs it in the connection's
-own thread, where a cancelled caller cannot stop it. A caller cancelled meanwhile waits for
-that end, then its transaction rolls back and the cancellation goes on. Cutting the wait
-short instead made SQLAlchemy close the connection under a statement still open (an
-``UPDATE ... RETURNING`` with rows unread); SQLite then keeps that connection, and its write
-lock, until the garbage collector frees the statement, and every writer waits for it.
+On SQLite a statement, once started, runs to its end. Most run at once in the event loop's
+thread (``sqlite_inline``); those that run in a thread (deletions, big inserts, a wait for
+another process's lock) cannot be stopped there by a cancelled caller. A caller cancelled
+meanwhile waits for that end, then its transaction rolls back and the cancellation goes on.
+Cutting the wait short instead made SQLAlchemy close the connection under a statement still
+open (an ``UPDATE ... RETURNING`` with rows unread); SQLite then keeps that connection, and
+its write lock, until the garbage collector frees the statement, and every writer waits.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import AsyncIterator, Awaitable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,10 +24,12 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, event
 from sqlalchemy import text as sql_text
+from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from dragoman.errors import StoreUnavailable
+from dragoman.store import sqlite_inline
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
 T = TypeVar("T")
@@ -64,7 +68,9 @@ def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=30000")
+    # No wait for another process's lock on the event loop: a statement that meets one
+    # waits for it in a thread (sqlite_inline).
+    cursor.execute("PRAGMA busy_timeout=0")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
@@ -111,10 +117,13 @@ class Database:
     async def open(self) -> None:
         """Connects and brings the schema up to date."""
         if self._sqlite:
-            path = self._url.split("///", 1)[-1]
-            if path and path != ":memory:":
+            path = make_url(self._url).database or ":memory:"
+            if path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
-            engine = create_async_engine(self._url, connect_args={"timeout": 30})
+            # Each call at once in the loop's thread, not a thread hop each (sqlite_inline).
+            engine = create_async_engine(
+                self._url, async_creator=functools.partial(sqlite_inline.connect, path)
+            )
             event.listen(engine.sync_engine, "connect", _tune_sqlite)
         else:
             engine = create_async_engine(self._url, pool_pre_ping=True, pool_size=10)
