@@ -14,7 +14,7 @@ from dragoman.bus.memory import MemoryBus
 from dragoman.engines import Engines, Pair
 from dragoman.errors import NotFound
 from dragoman.manager import BatchRequestsManager, LocalIntake
-from dragoman.messages import work_queue, worker_queue
+from dragoman.messages import Done, Outcomes, work_queue, worker_queue
 from dragoman.metrics import Metrics
 from dragoman.models import Document, Job, JobStatus, Pool, Priority, WorkerInfo
 from dragoman.queue import BatchRequestsQueue
@@ -384,3 +384,53 @@ def a_job(job_id: str) -> Job:
         segments_total=1,
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
     )
+
+
+class SlowEndings(SqlJobStore):
+    """The real store, whose job endings wait until told to commit."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(url)
+        self.ending, self.commit = asyncio.Event(), asyncio.Event()
+
+    async def finish_many(self, ends: Any, now: datetime) -> set[str]:
+        self.ending.set()
+        await self.commit.wait()
+        return await super().finish_many(ends, now)
+
+
+async def test_a_sweep_during_a_jobs_end_does_not_count_it_in_flight_again(
+    make_settings: Any, clock: FakeClock
+) -> None:
+    # The worker has reported; the end is not committed yet, so the store still lists the
+    # job in flight. A sweep then must not give the pool's one slot back to it: the next
+    # job would wait a whole sweep for a worker that is idle.
+    settings = make_settings(cpu_max_workers=1, batch_jobs=1)
+    store = SlowEndings("sqlite+aiosqlite:///:memory:")
+    await store.open()
+    queue = BatchRequestsQueue()
+    runtime = Runtime(settings, store, MemoryBus(), clock, Metrics())
+    watchdog = Watchdog(runtime, queue=queue)
+    manager = BatchRequestsManager(
+        runtime, engines=Engines([ScriptedEngine()]), intake=LocalIntake(queue, lambda: None)
+    )
+    try:
+        first = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["x"])])
+        assert await watchdog.dispatch() == 1
+        assert await store.claim(first.id, 1, clock.now())
+        second = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["y"])])
+        assert await watchdog.dispatch() == 0  # the one worker is busy
+
+        done = Outcomes((Done(first.id, 1, JobStatus.SUCCEEDED),)).to_body()
+        ending = asyncio.create_task(watchdog.handle(done))
+        await store.ending.wait()
+        await watchdog.sweep()  # the store still says the first job runs
+        assert watchdog.in_flight(Pool.CPU) == 0
+        assert await watchdog.dispatch() == 1
+        store.commit.set()
+        await ending
+        job = await store.get(second.id)
+        assert job is not None and job.status is JobStatus.SUBMITTED
+    finally:
+        store.commit.set()
+        await store.close()

@@ -69,6 +69,9 @@ class Watchdog:
         self._clock = runtime.clock
         self._metrics = runtime.metrics
         self._in_flight: dict[str, _Flight] = {}
+        # Attempts reported over (job id, attempt) → when: until their end is committed the
+        # store still lists them in flight, and a sweep must not count them again.
+        self._reported: dict[tuple[str, int], float] = {}
         self._router = Router(
             registry=runtime.store,
             bus=runtime.bus,
@@ -202,7 +205,9 @@ class Watchdog:
         """Ends the jobs of one message: those that end as reported in one transaction, the
         retryable failures one by one (the store fences every write by attempt: a stale
         report changes nothing)."""
+        now = time.monotonic()
         for done in outcomes:
+            self._reported[(done.job_id, done.attempt)] = now
             flight = self._in_flight.get(done.job_id)
             if flight is not None and flight.attempt == done.attempt:
                 del self._in_flight[done.job_id]
@@ -261,7 +266,12 @@ class Watchdog:
         known = self._in_flight
         recent = {k: v for k, v in known.items() if v.since >= began}
         self._in_flight = {}
+        # A report older than this has long been committed (or its job was retried).
+        forget_before = began - max(60.0, 3 * self._settings.sweep_interval_s)
+        self._reported = {k: at for k, at in self._reported.items() if at >= forget_before}
         for job in flying:
+            if (job.id, job.attempts) in self._reported:
+                continue  # over: its end is on its way to the store
             flight = known.get(job.id)
             slot = flight.slot if flight is not None and flight.attempt == job.attempts else job.id
             self._in_flight[job.id] = _Flight(job.pool, job.attempts, slot)
