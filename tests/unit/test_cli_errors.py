@@ -9,6 +9,7 @@ a plain HTTP server that is not a dragoman, sockets that never answer or do not 
 from __future__ import annotations
 
 import asyncio
+import errno
 import functools
 import gc
 import http.server
@@ -269,12 +270,21 @@ def test_a_file_that_is_not_utf8_is_named_with_the_offset(tmp_path: Path, nobody
     assert "byte 0xe9 at offset 3" in message
 
 
-def test_an_unreadable_file_is_named(tmp_path: Path, nobody: str) -> None:
-    if os.geteuid() == 0:
-        pytest.skip("root reads any file")
+def test_an_unreadable_file_is_named(
+    tmp_path: Path, nobody: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     locked = tmp_path / "locked.txt"
     locked.write_text("Hello.\n", encoding="utf-8")
     locked.chmod(0)
+    if os.geteuid() == 0:  # root reads any file: its read fails as a user's would
+        read_bytes = Path.read_bytes
+
+        def denied(path: Path) -> bytes:
+            if path == locked:
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+            return read_bytes(path)
+
+        monkeypatch.setattr(Path, "read_bytes", denied)
     result = translate(locked, "--server", nobody)
     assert result.exit_code == 2
     assert f"cannot read {locked}: permission denied" in said(result)
