@@ -1,8 +1,10 @@
 """Single-segment synchronous requests: dragoman ``POST /v1/translate`` vs Apertium APY.
 
-Both servers run side by side; ``--rounds`` rounds send each ``--requests`` licence sentences
-from ``--concurrency`` clients, one server after the other, the order reversed every other
-round, so that a machine whose load drifts weighs on both alike. Reported: segments/s and
+dragoman runs twice, as served (with the segment cache) and with ``DRAGOMAN_CACHE=false``
+(every request through the engine). The servers run side by side; ``--rounds`` rounds send
+each ``--requests`` licence sentences from ``--concurrency`` clients, one server after the
+other, the order reversed every other round, so that a machine whose load drifts weighs on
+all alike. Reported: segments/s and
 latencies over all rounds, the ratio per round and its median, and CPU per request (the
 server's process and its engine processes), which the machine's load moves least.
 """
@@ -43,6 +45,10 @@ from common import (
 )
 
 NAME = "sync"
+# The same server with DRAGOMAN_CACHE=false: every request through the engine. The rounds
+# draw from the licence corpus's distinct sentences, so the default server soon answers
+# most of them from the segment cache.
+NO_CACHE = "dragoman_no_cache"
 RATIO_TARGET_MIN = 5.0
 REQUEST_TIMEOUT_S = 30.0
 MAX_EXAMPLES = 5
@@ -200,10 +206,13 @@ def run_rounds(
 
 
 def measure_both(rounds: list[list[str]], options: Options) -> dict[str, Any]:
-    """Both servers' outcomes by round, and how each was run (APY may be missing)."""
+    """Every server's outcomes by round, and how each was run (APY may be missing)."""
     info: dict[str, Any] = {"apy": {"version": package_version("apertium-apy")}}
-    with dragoman_server() as ours:
-        servers: dict[str, tuple[Service, Call]] = {"dragoman": (ours, dragoman_call)}
+    with dragoman_server() as ours, dragoman_server({"DRAGOMAN_CACHE": "false"}) as uncached:
+        servers: dict[str, tuple[Service, Call]] = {
+            "dragoman": (ours, dragoman_call),
+            NO_CACHE: (uncached, dragoman_call),
+        }
         try:
             with apy_server() as theirs:
                 servers["apy"] = (theirs, apy_call)
@@ -213,7 +222,7 @@ def measure_both(rounds: list[list[str]], options: Options) -> dict[str, Any]:
             info["apy"]["error"] = describe(exc)
             servers.pop("apy", None)
             outcomes = run_rounds(servers, rounds, options)
-    info["dragoman"] = ours.info
+    info["dragoman"], info[NO_CACHE] = ours.info, uncached.info
     return {"outcomes": outcomes, "info": info}
 
 
@@ -255,38 +264,52 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     options = Options(concurrency=args.concurrency, warmup=warmup)
     found = measure_both(rounds, options)
     outcomes, info = found["outcomes"], found["info"]
-    ours = combined(outcomes["dragoman"])
     theirs = combined(outcomes["apy"]) if "apy" in outcomes else None
-    ours_rate = ours.summary()["segments_per_s"] or 0.0
-    theirs_rate = theirs.summary()["segments_per_s"] if theirs else None
-    by_round = [
-        ratio(a.summary()["segments_per_s"] or 0.0, b.summary()["segments_per_s"] or 0.0)
-        for a, b in zip(outcomes["dragoman"], outcomes.get("apy", []), strict=False)
-    ]
-    return {
+    result: dict[str, Any] = {
         "workload": {
             "requests_per_round": args.requests,
             "rounds": args.rounds,
             "concurrency": args.concurrency,
             "warmup": args.warmup,
+            "distinct_segments": len({s for r in rounds for s in r}),
             "client": CLIENT,
             "seed": SEED,
         },
-        "dragoman": {**ours.summary(), "server": info["dragoman"]},
         "apy": {**(theirs.summary() if theirs else {}), "server": info["apy"]},
-        "ratio_dragoman_over_apy": ratio(ours_rate, theirs_rate) if theirs_rate else None,
-        "ratio_by_round": by_round,
-        "ratio_median_of_rounds": statistics.median(r for r in by_round if r)
+        "ratio_target_min": RATIO_TARGET_MIN,
+    }
+    for name, suffix in (("dragoman", ""), (NO_CACHE, "_no_cache")):
+        ours = combined(outcomes[name])
+        result[name] = {**ours.summary(), "server": info[name]}
+        result.update(versus_apy(ours, theirs, outcomes[name], outcomes.get("apy", []), suffix))
+    return result
+
+
+def versus_apy(
+    ours: Outcome, theirs: Outcome | None, rounds: list[Outcome], apy: list[Outcome], suffix: str
+) -> dict[str, Any]:
+    """One dragoman server against APY: overall, by round, and whether they agree."""
+    ours_rate = ours.summary()["segments_per_s"] or 0.0
+    theirs_rate = theirs.summary()["segments_per_s"] if theirs else None
+    by_round = [
+        ratio(a.summary()["segments_per_s"] or 0.0, b.summary()["segments_per_s"] or 0.0)
+        for a, b in zip(rounds, apy, strict=False)
+    ]
+    return {
+        f"ratio_dragoman{suffix}_over_apy": ratio(ours_rate, theirs_rate) if theirs_rate else None,
+        f"ratio_by_round{suffix}": by_round,
+        f"ratio_median_of_rounds{suffix}": statistics.median(r for r in by_round if r)
         if any(by_round)
         else None,
-        "ratio_target_min": RATIO_TARGET_MIN,
-        "agreement_with_apy": agreement(ours.translations, theirs.translations) if theirs else None,
+        f"agreement_with_apy{suffix}": agreement(ours.translations, theirs.translations)
+        if theirs
+        else None,
     }
 
 
 def summarize(result: dict[str, Any]) -> str:
     lines = []
-    for name in ("dragoman", "apy"):
+    for name in ("dragoman", NO_CACHE, "apy"):
         part = result[name]
         if "segments_per_s" not in part:
             lines.append(f"{name}: unavailable ({part['server'].get('error')})")
@@ -296,11 +319,12 @@ def summarize(result: dict[str, Any]) -> str:
             f"{name}: {part['segments_per_s']} seg/s, p50 {lat['p50']} ms, p99 {lat['p99']} ms, "
             f"{part['cpu_ms_per_request']} ms CPU per request, {part['failed']} failed"
         )
-    lines.append(
-        f"dragoman/APY {result['ratio_dragoman_over_apy']} overall, "
-        f"{result['ratio_median_of_rounds']} median of rounds {result['ratio_by_round']} "
-        f"(target ≥ {RATIO_TARGET_MIN:g})"
-    )
+    for label, suffix in (("dragoman", ""), ("dragoman, cache off", "_no_cache")):
+        lines.append(
+            f"{label} / APY {result[f'ratio_dragoman{suffix}_over_apy']} overall, "
+            f"{result[f'ratio_median_of_rounds{suffix}']} median of rounds "
+            f"{result[f'ratio_by_round{suffix}']} (target ≥ {RATIO_TARGET_MIN:g})"
+        )
     return "\n".join(lines)
 
 

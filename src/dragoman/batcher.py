@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from dragoman.engines import Engines, Pair
 from dragoman.errors import PayloadTooLarge
@@ -93,13 +93,43 @@ class DynamicBatcher:
             task.cancel()
 
 
+class SegmentCache(Protocol):
+    """What the synchronous path needs of the segment cache (``reuse.Reuse``)."""
+
+    async def through_cache(
+        self,
+        tenant: str | None,
+        engine: str,
+        pair: Pair,
+        segments: Sequence[str],
+        translate: Callable[[list[str]], Awaitable[list[str]]],
+    ) -> tuple[list[str], int]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Asker:
+    """Who a request is for: its segments are looked up and kept in that tenant's part of
+    the segment cache."""
+
+    tenant: str | None
+
+
 class SyncTranslator:
     """A few segments translated now: the limits, the checks and the engine's choice, then
-    the batcher. Larger work belongs in a job."""
+    the segment cache (for a request that says whose it is), then the batcher. Larger work
+    belongs in a job."""
 
-    def __init__(self, settings: Settings, engines: Engines, metrics: Metrics) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        engines: Engines,
+        metrics: Metrics,
+        cache: SegmentCache | None = None,
+    ) -> None:
         self._settings = settings
         self._engines = engines
+        self._metrics = metrics
+        self._cache = cache
         self.batcher = DynamicBatcher(
             engines,
             metrics,
@@ -114,21 +144,39 @@ class SyncTranslator:
         segments: Sequence[str],
         engine: str | None = None,
         terms: Terms | None = None,
+        asker: Asker | None = None,
     ) -> list[str]:
         """The segments' translations, in order, once ``check`` has passed."""
         chosen, pair = self.check(source, target, segments, engine)
-        return await self.translate_checked(chosen, pair, segments, terms)
+        return await self.translate_checked(chosen, pair, segments, terms, asker)
 
     async def translate_checked(
-        self, engine: str, pair: Pair, segments: Sequence[str], terms: Terms | None = None
+        self,
+        engine: str,
+        pair: Pair,
+        segments: Sequence[str],
+        terms: Terms | None = None,
+        asker: Asker | None = None,
     ) -> list[str]:
         """Segments that passed ``check``; with ``terms`` (a glossary's), each is masked
-        before the batcher and unmasked after, so requests with different glossaries still
-        share an engine batch."""
+        before the cache and the batcher and unmasked after, so requests with different
+        glossaries still share an engine batch. With ``asker``, the segments the cache
+        holds for that tenant do not go to the engine."""
+        run = functools.partial(self._translate, engine, pair, asker)
         if terms is None:
+            return await run(segments)
+        return await keep_terms(run, [(segment, terms) for segment in segments])
+
+    async def _translate(
+        self, engine: str, pair: Pair, asker: Asker | None, segments: Sequence[str]
+    ) -> list[str]:
+        if self._cache is None or asker is None:
             return await self.batcher.translate(engine, pair, segments)
         run = functools.partial(self.batcher.translate, engine, pair)
-        return await keep_terms(run, [(segment, terms) for segment in segments])
+        out, hits = await self._cache.through_cache(asker.tenant, engine, pair, segments, run)
+        if hits:
+            self._metrics.sync_segments_cached.labels(engine).inc(hits)
+        return out
 
     def check(
         self, source: str, target: str, segments: Sequence[str], engine: str | None = None

@@ -49,6 +49,12 @@ class Metrics:
             ["engine"],
             registry=self.registry,
         )
+        self.sync_segments_cached = Counter(
+            "dragoman_sync_segments_cached",
+            "Segments of synchronous requests answered from the segment cache",
+            ["engine"],
+            registry=self.registry,
+        )
         self.batch_size = Histogram(
             "dragoman_engine_batch_size",
             "Segments per engine call",

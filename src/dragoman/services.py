@@ -98,7 +98,9 @@ class _Front:
         self.engines = engines
         self.manager = BatchRequestsManager(runtime, engines=engines, intake=intake)
         self.files = FileJobs(runtime, self.manager)
-        self.translator = SyncTranslator(runtime.settings, engines, runtime.metrics)
+        self.translator = SyncTranslator(
+            runtime.settings, engines, runtime.metrics, cache=self.manager.reuse
+        )
 
     def start(self) -> None:
         self.manager.start()

@@ -40,6 +40,26 @@ async def test_the_first_stored_output_wins(store: JobStore) -> None:
     }
 
 
+async def test_an_output_made_for_no_job_is_stored_as_is_and_the_first_still_wins(
+    store: JobStore,
+) -> None:
+    # A synchronous request's output: no attempt to fence it, and no job row at all.
+    assert await store.cache_put([CacheWrite(K[7], "sync")], T0) == {K[7]: "sync"}
+    assert await store.cache_put([CacheWrite(K[7], "later"), CacheWrite(K[8], "new")], T0) == {
+        K[7]: "sync",
+        K[8]: "new",
+    }
+    # Beside a job's stale attempt in one call: the stale one alone is refused.
+    await submitted(store, "w")
+    stored = await store.cache_put([CacheWrite(K[9], "stale", "w", 2), CacheWrite(K[6], "s")], T0)
+    assert stored == {K[6]: "s"}
+    assert await store.cached([K[6], K[7], K[8], K[9]], T0) == {
+        K[6]: "s",
+        K[7]: "sync",
+        K[8]: "new",
+    }
+
+
 async def test_writers_racing_on_one_key_all_get_the_same_output(store: JobStore) -> None:
     await submitted(store, "w")
     got = await asyncio.gather(

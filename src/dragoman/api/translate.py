@@ -16,6 +16,7 @@ from dragoman.api.schemas import (
     TranslateOut,
     UsageOut,
 )
+from dragoman.batcher import Asker
 from dragoman.detection import AUTO, per_language
 from dragoman.languages import canonical
 from dragoman.terms import Terms
@@ -36,13 +37,14 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
     ``auto``, in the segments detected in the glossary's source language)."""
     translator = service.translator
     terminology = service.manager.terminology
+    asker = Asker(tenant)
     if body.source_lang.lower() != AUTO:
         engine, pair = translator.check(
             body.source_lang, body.target_lang, body.segments, body.engine
         )
         terms = await terminology.terms_for(body.glossary, tenant, pair)
         await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
-        out = await translator.translate_checked(engine, pair, body.segments, terms)
+        out = await translator.translate_checked(engine, pair, body.segments, terms, asker)
         return TranslateOut(translations=out)
     target = canonical(body.target_lang)
     glossary = await terminology.check(body.glossary, tenant, None, target)
@@ -59,7 +61,9 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
     translations = await per_language(
         body.segments,
         found,
-        lambda source, mine: translator.translate_checked(*checked[source], mine, kept(source)),
+        lambda source, mine: translator.translate_checked(
+            *checked[source], mine, kept(source), asker
+        ),
     )
     return TranslateOut(
         translations=translations,

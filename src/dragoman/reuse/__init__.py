@@ -5,6 +5,9 @@
   (``cache``); the store looks it all up in the transaction that stores the job.
 - ``Reuse.settle``: in the worker, after the engine, the new outputs go into the cache;
   where another worker stored one first, that one is used, so repeats stay identical.
+- ``Reuse.through_cache``: a synchronous request's segments (``/v1/translate`` and the
+  LibreTranslate and DeepL texts), those stored from the cache, the others from the engine
+  and then into the cache; its keys are those of a plain job without a glossary.
 - ``Reuse.trim``: the cache kept under ``cache_max_segments``, least recently used out.
 
 ``keys`` makes the keys, ``forms`` the matching of memory entries, ``memories`` the TMX
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
 
 from dragoman.engines import Engines
@@ -76,7 +79,7 @@ class Reuse:
         cache_keys: dict[int, bytes] = {}
         for unit in units:
             pair = Pair(unit.source_lang, unit.target_lang)
-            version = self._version(unit, pair) if self.caches(job) else None
+            version = self._version(unit.engine, pair) if self.caches(job) else None
             first = unit.first_position or 0
             end = unit.end_position if unit.end_position is not None else len(segments)
             for position in range(first, end):
@@ -93,12 +96,67 @@ class Reuse:
             lambda position, target: fit(segments[position], forms[position], target),
         )
 
-    def _version(self, unit: Job, pair: Pair) -> str | None:
+    def _version(self, engine: str, pair: Pair) -> str | None:
         try:
-            return self._engines.version(unit.engine, pair)
+            return self._engines.version(engine, pair)
         except DragomanError as exc:
-            log.warning("no segment cache for %s %s: %s", unit.engine, pair, exc.message)
+            log.warning("no segment cache for %s %s: %s", engine, pair, exc.message)
             return None
+
+    async def through_cache(
+        self,
+        tenant: str | None,
+        engine: str,
+        pair: Pair,
+        segments: Sequence[str],
+        translate: Callable[[list[str]], Awaitable[list[str]]],
+    ) -> tuple[list[str], int]:
+        """A synchronous request's translations and how many came from the segment cache.
+        The others go to ``translate`` once each (a repeat within the request too); their
+        acceptable outputs are stored, and where another request or worker stored one
+        first, that one is answered, so repeats stay identical. The key is that of a plain
+        job without a glossary: the engine's exact input (a glossary's terms are masked
+        before this), so jobs and requests share their entries. A store that is away costs
+        the cache only."""
+        version = self._version(engine, pair) if self._settings.cache else None
+        if version is None:
+            return await translate(list(segments)), 0
+        keys = [
+            cache_key(
+                tenant=tenant,
+                engine=engine,
+                version=version,
+                pair=pair,
+                glossary=None,
+                markup=False,
+                segment=text,
+            )
+            for text in segments
+        ]
+        try:
+            found = await self._store.cached(keys, self._clock.now())
+        except TransientError as exc:
+            log.warning("segment cache not read: %s", exc)
+            found = {}
+        hits = sum(key in found for key in keys)
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, segments, strict=True):
+            if key not in found:
+                missing.setdefault(key, text)
+        if missing:
+            outputs = dict(zip(missing, await translate(list(missing.values())), strict=True))
+            writes = [
+                CacheWrite(key, out)
+                for key, out in outputs.items()
+                if not missing[key].strip() or out.strip()
+            ]
+            try:
+                stored = await self._store.cache_put(writes, self._clock.now())
+            except TransientError as exc:
+                log.warning("segment cache not updated: %s", exc)
+                stored = {}
+            found |= outputs | stored
+        return [found[key] for key in keys], hits
 
     @staticmethod
     def _key(unit: Job, version: str, pair: Pair, text: str) -> bytes:
@@ -128,7 +186,7 @@ class Reuse:
                 continue
             pair = Pair(job.source_lang, job.target_lang)
             if (job.engine, pair) not in versions:
-                versions[(job.engine, pair)] = self._version(job, pair)
+                versions[(job.engine, pair)] = self._version(job.engine, pair)
             version = versions[(job.engine, pair)]
             if version is not None:
                 keyed.append((i, self._key(job, version, pair, source)))

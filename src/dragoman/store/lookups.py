@@ -21,8 +21,9 @@ class SegmentCache(Protocol):
 
     async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
         """Stores each entry whose key has no target yet and whose attempt is still in
-        flight; returns what is stored for the entries' keys afterwards (an earlier writer's
-        target wins; a key with nothing stored is absent)."""
+        flight (an entry made for no job is stored as is); returns what is stored for the
+        entries' keys afterwards (an earlier writer's target wins; a key with nothing stored
+        is absent)."""
         ...
 
     async def trim_cache(self, max_segments: int, unused_since: datetime) -> int:

@@ -30,12 +30,13 @@ TRIM_BATCH = 5000
 @dataclass(frozen=True, slots=True)
 class CacheWrite:
     """An engine output to cache, made for attempt ``attempt`` of job ``job_id``: stored only
-    while that attempt is in flight, so cancelled or retried work is never cached."""
+    while that attempt is in flight, so cancelled or retried work is never cached. Without a
+    job (``job_id`` None: a synchronous request, answered already), it is stored as is."""
 
     key: bytes
     target: str
-    job_id: str
-    attempt: int
+    job_id: str | None = None
+    attempt: int = 0
 
 
 def slices(keys: Sequence[bytes]) -> list[Sequence[bytes]]:
@@ -72,8 +73,13 @@ class SqlSegmentCache:
         if not entries:
             return {}
         async with self._db.tx() as conn:
-            current = await _in_flight(conn, {(e.job_id, e.attempt) for e in entries})
-            rows = {e.key: e.target for e in entries if (e.job_id, e.attempt) in current}
+            fenced = {(e.job_id, e.attempt) for e in entries if e.job_id is not None}
+            current = await _in_flight(conn, fenced) if fenced else set()
+            rows = {
+                e.key: e.target
+                for e in entries
+                if e.job_id is None or (e.job_id, e.attempt) in current
+            }
             insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
             statement = insert(segment_cache).on_conflict_do_nothing(
                 index_elements=[segment_cache.c.key]

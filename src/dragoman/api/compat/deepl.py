@@ -43,6 +43,7 @@ from dragoman.api.compat.deepl_text import (
 )
 from dragoman.api.compat.lt_translate import file_pair, installed
 from dragoman.api.deps import ApiParts, Service
+from dragoman.batcher import Asker
 from dragoman.files import Upload
 from dragoman.formats import for_file
 from dragoman.models import JobStatus, Pair
@@ -82,7 +83,9 @@ async def deepl_translate(request: Request, service: Service) -> Response:
         _check_limits(service, texts)
         terms = await glossary_terms(service, glossary, tenant, Pair(source or target, target))
         await service.manager.usage.charge(tenant, characters(texts))
-        out, detected = await translate_texts(service, texts, source, target, options, terms)
+        out, detected = await translate_texts(
+            service, texts, source, target, options, terms, Asker(tenant)
+        )
         return {
             "translations": [
                 {

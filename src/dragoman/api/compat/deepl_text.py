@@ -37,6 +37,7 @@ from dragoman.api.compat.deepl_tags import (
 )
 from dragoman.api.compat.lt_translate import translate
 from dragoman.api.deps import ApiParts
+from dragoman.batcher import Asker
 from dragoman.terms import Terms
 
 _FORMALITIES = ("default", "prefer_more", "prefer_less", "more", "less")
@@ -84,6 +85,7 @@ async def translate_texts(
     target: str,
     options: TextOptions,
     terms: Terms | None = None,
+    asker: Asker | None = None,
 ) -> tuple[list[str], list[str]]:
     """Each text's translation and source language (given, or detected), in order. A text
     whose source is its target comes back as it is, as DeepL gives it."""
@@ -99,7 +101,14 @@ async def translate_texts(
     else:
         sent = [mark_ignored(t, options.ignore) if html else t for t in texts]
     outcome = await translate(
-        service, source or "auto", target, sent, html=html, segmentation=options.split, terms=terms
+        service,
+        source or "auto",
+        target,
+        sent,
+        html=html,
+        segmentation=options.split,
+        terms=terms,
+        asker=asker,
     )
     if source is None and outcome.detected is not None:
         detected = [found.language for found in outcome.detected]

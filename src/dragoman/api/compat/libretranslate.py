@@ -32,6 +32,7 @@ from dragoman.api.compat.lt_translate import (
     translate,
 )
 from dragoman.api.deps import Service
+from dragoman.batcher import Asker
 from dragoman.errors import ClientError, DragomanError, TooManyRequests, TransientError
 from dragoman.files import Upload
 from dragoman.formats import FORMATS, for_file, translated_name
@@ -95,7 +96,9 @@ async def lt_translate(request: Request, service: Service) -> Response:
         else:
             pair_of(service, source, target)
         await service.manager.usage.charge(tenant, sum(len(t) for t in texts))
-        outcome = await translate(service, source, target, texts, html=fmt == "html")
+        outcome = await translate(
+            service, source, target, texts, html=fmt == "html", asker=Asker(tenant)
+        )
         body: dict[str, Any] = {
             "translatedText": outcome.texts[0] if isinstance(q, str) else outcome.texts
         }

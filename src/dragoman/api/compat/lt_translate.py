@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from dragoman.api.compat.lt_request import LtError
 from dragoman.api.deps import ApiParts
+from dragoman.batcher import Asker
 from dragoman.detection import Detection, detect, per_language
 from dragoman.errors import InvalidRequest
 from dragoman.formats import by_name, for_file, prepare, rebuild
@@ -127,19 +128,25 @@ async def translate(
     html: bool,
     segmentation: bool = True,
     terms: Terms | None = None,
+    asker: Asker | None = None,
 ) -> Outcome:
     """Each text translated; with ``source == "auto"``, each from its detected language.
     ``segmentation`` (HTML only) splits each block into sentences before translating it.
-    ``terms`` (a glossary's, for an explicit source) are kept in plain and HTML texts."""
+    ``terms`` (a glossary's, for an explicit source) are kept in plain and HTML texts.
+    ``asker``: plain texts go through that tenant's segment cache."""
     if source.lower() != "auto":
         pair = pair_of(service, source, target)
-        return Outcome(await _translate(service, pair, texts, html, segmentation, terms), None)
+        return Outcome(
+            await _translate(service, pair, texts, html, segmentation, terms, asker), None
+        )
     tgt, candidates = auto_pair(service, target)
     detected = await detect_sources(texts, candidates, html=html)
     results = await per_language(
         texts,
         detected,
-        lambda src, mine: _translate(service, Pair(src, tgt), mine, html, segmentation),
+        lambda src, mine: _translate(
+            service, Pair(src, tgt), mine, html, segmentation, asker=asker
+        ),
     )
     return Outcome(results, detected)
 
@@ -151,9 +158,12 @@ async def _translate(
     html: bool,
     segmentation: bool,
     terms: Terms | None = None,
+    asker: Asker | None = None,
 ) -> list[str]:
     if not html:
-        return await service.translator.translate(pair.source, pair.target, texts, terms=terms)
+        return await service.translator.translate(
+            pair.source, pair.target, texts, terms=terms, asker=asker
+        )
     return await _translate_html(service, pair, texts, segmentation, terms)
 
 
