@@ -1,15 +1,17 @@
-"""Writing to a stage that has gone is an engine error, whatever the event loop says of it."""
+"""Writing to a stage that has gone is an engine error, whatever the event loop says of it;
+a pipeline whose start is cancelled is killed whole."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Coroutine
 from typing import Any
 
 import pytest
 import uvloop
 
-from dragoman.engines.apertium.process import write_to
+from dragoman.engines.apertium.process import spawned, write_to
 from dragoman.errors import EngineError
 
 Runner = Callable[[Coroutine[Any, Any, None]], None]
@@ -31,3 +33,59 @@ def test_writing_to_a_stage_that_has_gone_is_an_engine_error(run: Runner, closed
                 await write_to(proc.stdin, b"x" * 65536, "the stage exited")
 
     run(main())
+
+
+@pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_a_pipeline_whose_start_is_cancelled_is_killed_whole(run: Runner) -> None:
+    # A stage that outlives its shell (one that ignores its input) holds the pipeline's
+    # output open. Cut short inside asyncio's start, the shell alone was killed and the
+    # start waited for that pipe: the service's stop waited with it, stages left running.
+    async def main() -> None:
+        under_way, forked = asyncio.Event(), asyncio.Event()
+        started: list[asyncio.subprocess.Process] = []
+
+        async def starting() -> asyncio.subprocess.Process:
+            proc = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                "sleep 30 | cat",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+            started.append(proc)
+            forked.set()
+            await under_way.wait()  # the start is still under way when its caller stops
+            return proc
+
+        task = asyncio.ensure_future(spawned(starting()))
+        await forked.wait()
+        task.cancel()
+        await asyncio.sleep(0.05)
+        assert not task.done()  # the start is not cut short
+        under_way.set()
+        with pytest.raises(asyncio.CancelledError):
+            await asyncio.wait_for(task, 10)
+        group = started[0].pid
+        assert started[0].returncode is not None
+        for _ in range(100):
+            if not _running_in_group(group):
+                break
+            await asyncio.sleep(0.05)
+        assert _running_in_group(group) == []
+
+    run(main())
+
+
+def _running_in_group(group: int) -> list[int]:
+    """The processes of process group ``group`` that are not zombies."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            found.append(int(pid))
+    return found

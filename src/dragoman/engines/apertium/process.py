@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import os
 import signal
+from collections.abc import Coroutine
+from typing import Any
 
 from dragoman.errors import EngineError
 
@@ -18,20 +20,38 @@ async def spawn_shell(script: str, stderr: int) -> asyncio.subprocess.Process:
     # does); $2 is the tagger's extra option, empty. A new session lets stop() kill every
     # stage of a shell pipeline at once. --norc: under uvloop stdin is a socket, and bash
     # then reads ~/.bashrc as if started by sshd; a pipeline must not run the user's set-up.
-    return await asyncio.create_subprocess_exec(
-        "bash",
-        "--norc",
-        "-c",
-        script,
-        "apertium",
-        "-g",
-        "",
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=stderr,
-        start_new_session=True,
-        limit=READ_LIMIT,
+    return await spawned(
+        asyncio.create_subprocess_exec(
+            "bash",
+            "--norc",
+            "-c",
+            script,
+            "apertium",
+            "-g",
+            "",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,
+            limit=READ_LIMIT,
+        )
     )
+
+
+async def spawned(
+    starting: Coroutine[Any, Any, asyncio.subprocess.Process], *, group: bool = True
+) -> asyncio.subprocess.Process:
+    """The process ``starting`` starts. A caller cancelled meanwhile does not cut the start
+    short: asyncio would then kill the shell alone and wait for pipes that the pipeline's
+    other stages still hold. The start ends, the process (with its group) is killed and
+    reaped, and the cancellation goes on."""
+    start = asyncio.ensure_future(starting)
+    try:
+        return await asyncio.shield(start)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await kill(await start, group=group)
+        raise
 
 
 def signal_kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dragoman.engines.apertium.process import READ_LIMIT, kill, signal_kill, write_to
+from dragoman.engines.apertium.process import READ_LIMIT, kill, signal_kill, spawned, write_to
 from dragoman.errors import EngineError
 
 Read = Callable[[asyncio.StreamReader], Any]
@@ -73,12 +73,15 @@ class _TaggerProcess:
         read_end, write_end = os.pipe()
         os.set_blocking(read_end, False)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=write_end,
-                limit=READ_LIMIT,
+            proc = await spawned(
+                asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=write_end,
+                    limit=READ_LIMIT,
+                ),
+                group=False,
             )
         except BaseException:
             os.close(read_end)
