@@ -4,10 +4,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8080
-APERTIUM_PACKAGES := apertium apertium-eng-spa apertium-fr-es apertium-eng-cat apertium-apy
+# Rule-based pairs, Debian's Apertium packages named by pair either way round (eng-spa, fra-spa);
+# `dragoman models catalogue` lists them all. Neural models to install first, e.g. MODELS="en-es".
+PAIRS ?= eng-spa fr-es eng-cat
+MODELS ?=
 BROWSER_PACKAGES := chromium
 
-.PHONY: run test lint typecheck pytest apertium chromium venv bench clean
+.PHONY: run test lint typecheck pytest apertium debian-install models chromium venv bench clean
 
 # PyTorch first, pinned: a looser requirement lets pip pick the newest CUDA build, gigabytes
 # that a CPU-only machine never uses. Elsewhere, for the CPU build, run for example
@@ -35,15 +38,27 @@ define debian
 	fi
 endef
 
-apertium:
-	$(call debian,$(APERTIUM_PACKAGES))
+# The package list comes from apt's: read it again once when a pair is not found in it.
+apertium: venv
+	@pkgs=$$($(BIN)/dragoman models debian-packages $(PAIRS) 2>/dev/null) || { \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); $$SUDO apt-get update -q >/dev/null; \
+		pkgs=$$($(BIN)/dragoman models debian-packages $(PAIRS)); } || exit 1; \
+	$(MAKE) --no-print-directory debian-install PACKAGES="apertium apertium-apy $$pkgs"
+
+debian-install:
+	$(call debian,$(PACKAGES))
+
+models: venv
+ifneq ($(strip $(MODELS)),)
+	$(BIN)/dragoman models install $(MODELS)
+endif
 
 # The browser tests drive Debian's Chromium (Playwright's own browser download needs a
 # network this project does not assume).
 chromium:
 	$(call debian,$(BROWSER_PACKAGES))
 
-run: apertium venv
+run: apertium venv models
 	$(BIN)/dragoman serve --host $(HOST) --port $(PORT)
 
 lint: venv

@@ -10,6 +10,8 @@ from pathlib import Path
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from dragoman.errors import InvalidRequest
+from dragoman.languages import canonical
 from dragoman.models import Pool
 
 
@@ -95,7 +97,13 @@ class Settings(BaseSettings):
 
     models_dir: Path = Path("models")
     engine_order: str = "ctranslate2,transformers,apertium"
+    # A pair's default engine where it differs from engine_order: "en-es=apertium,fr-en=ctranslate2".
+    pair_engines: str = ""
     model_memory_mb: int = Field(4096, ge=1)
+    max_loaded_models: int = Field(8, ge=1)  # per worker process; least recently used leave first
+    # The package index `dragoman models` reads (Argos's format, a URL or a path).
+    model_index: str = "https://raw.githubusercontent.com/argosopentech/argospm-index/main/index.json"
+    offline: bool = False  # no network: models come from files (`dragoman models install --from`)
     neural_batch_tokens: int = Field(16384, ge=1)
     gpu_batch_tokens: int = Field(131072, ge=1)
     neural_max_output_tokens: int = Field(256, ge=1)
@@ -175,6 +183,23 @@ class Settings(BaseSettings):
                     )
         return value
 
+    @field_validator("pair_engines")
+    @classmethod
+    def _pair_engines_name_pairs(cls, value: str) -> str:
+        for item in filter(str.strip, value.split(",")):
+            pair, sep, engine = item.strip().partition("=")
+            source, dash, target = pair.strip().partition("-")
+            try:
+                codes = [canonical(source.strip()), canonical(target.strip())]
+            except InvalidRequest:
+                codes = []
+            if not (sep and dash and engine.strip() and codes):
+                raise ValueError(
+                    "DRAGOMAN_PAIR_ENGINES must look like 'en-es=apertium,fr-en=ctranslate2' "
+                    f"(language codes of ISO 639), not {item.strip()!r}"
+                )
+        return value
+
     @property
     def webhook_delays(self) -> list[float]:
         """Seconds to wait before each retry of a notification, in order."""
@@ -220,6 +245,16 @@ class Settings(BaseSettings):
     @property
     def engine_preference(self) -> list[str]:
         return [name.strip() for name in self.engine_order.split(",") if name.strip()]
+
+    @property
+    def pair_engine_defaults(self) -> dict[str, str]:
+        """``pair_engines`` as ``{"en-es": "apertium"}``."""
+        table: dict[str, str] = {}
+        for item in self.pair_engines.split(","):
+            pair, sep, engine = item.partition("=")
+            if sep and pair.strip() and engine.strip():
+                table[pair.strip()] = engine.strip()
+        return table
 
     def max_workers(self, pool: Pool) -> int:
         return self.cpu_max_workers if pool is Pool.CPU else self.gpu_max_workers

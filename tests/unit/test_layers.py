@@ -15,7 +15,7 @@ LAYERS: dict[str, int] = {
         ["errors", "models", "settings", "clock", "languages", "metrics", "messages"], 0
     ),
     **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection", "terms"], 1),
-    "runtime": 2,
+    **dict.fromkeys(["runtime", "packages"], 2),
     **dict.fromkeys(
         [
             "queue",
