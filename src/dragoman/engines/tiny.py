@@ -33,10 +33,13 @@ def build_tiny_models(
     source_corpus: Path | None = None,
     target_corpus: Path | None = None,
     seed: int = 0,
+    full_size: bool = False,
 ) -> dict[str, Path]:
     """Writes ``out_dir/<pair>/transformers/`` and ``out_dir/<pair>/ctranslate2/``; returns
     both directories by engine name. A corpus not given is the packaged one
-    (``default_corpus``)."""
+    (``default_corpus``). ``full_size`` gives OPUS-MT's shape (6+6 layers of 512, about
+    45 M parameters with the tiny vocabulary): random weights of a real model's size, for
+    measuring what size costs (installs, loading)."""
     import ctranslate2  # type: ignore[import-untyped]
     import torch
     from transformers import MarianMTModel, MarianTokenizer
@@ -62,7 +65,7 @@ def build_tiny_models(
             target_lang=pair.target,
         )
         torch.manual_seed(seed)
-        model: Any = MarianMTModel(_config(tokenizer))
+        model: Any = MarianMTModel(_config(tokenizer, full_size))
         model.eval()
         with torch.no_grad():
             # CTranslate2 starts the decoder from a zero embedding; so must the original.
@@ -107,20 +110,26 @@ def _shared_vocab(spm_paths: list[Path]) -> dict[str, int]:
     return vocab
 
 
-def _config(tokenizer: Any) -> Any:
+def _config(tokenizer: Any, full_size: bool = False) -> Any:
     from transformers import MarianConfig
+
+    shape: dict[str, int] = (
+        dict(d_model=64, layers=2, heads=4, ffn=128)
+        if not full_size
+        else dict(d_model=512, layers=6, heads=8, ffn=2048)
+    )
 
     # init_std 0.3, not the usual 0.02, so that outputs depend on the input at all.
     return MarianConfig(
         vocab_size=len(tokenizer),
         init_std=0.3,
-        d_model=64,
-        encoder_layers=2,
-        decoder_layers=2,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=128,
-        decoder_ffn_dim=128,
+        d_model=shape["d_model"],
+        encoder_layers=shape["layers"],
+        decoder_layers=shape["layers"],
+        encoder_attention_heads=shape["heads"],
+        decoder_attention_heads=shape["heads"],
+        encoder_ffn_dim=shape["ffn"],
+        decoder_ffn_dim=shape["ffn"],
         max_position_embeddings=512,  # as OPUS-MT, the engines' default input limit
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
