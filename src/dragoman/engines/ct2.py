@@ -12,13 +12,16 @@ Two layouts of a model directory are recognised:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dragoman.engines.long_inputs import in_parts
 from dragoman.engines.model_cache import ModelCache
 from dragoman.engines.neural import HostedEngine, ModelHost
 from dragoman.errors import EngineError
+from dragoman.models import Pair
 
 _EOS = "</s>"
 
@@ -56,6 +59,10 @@ class Ct2Model:
     source: Any  # sentencepiece.SentencePieceProcessor
     target: Any
     append_eos: bool
+
+    def fits(self, text: str, max_tokens: int) -> bool:
+        """Whether ``text`` is within ``max_tokens`` pieces, with the ``</s>`` if appended."""
+        return len(self.source.encode(text)) + self.append_eos <= max_tokens
 
     def encode(self, text: str, max_tokens: int) -> list[str]:
         pieces: list[str] = self.source.encode(text, out_type=str)
@@ -124,6 +131,14 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
         self._max_input_tokens = max_input_tokens
         self._max_output_tokens = max_output_tokens
 
+    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        """A segment longer than the model's input is cut into parts (``long_inputs``)."""
+        run = in_parts(pair.source, self._fits, self._run)
+        return await self._host.translate(pair, segments, run)
+
+    def _fits(self, model: Ct2Model, text: str) -> bool:
+        return model.fits(text, self._max_input_tokens)
+
     def _run(self, model: Ct2Model, texts: list[str]) -> list[str]:
         # Given max_batch_size, CTranslate2 sorts the batch by length and cuts it into
         # sub-batches of at most that many tokens, so padding stays small.
@@ -132,7 +147,9 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
             max_batch_size=self._batch_tokens,
             batch_type="tokens",
             beam_size=1,
-            max_input_length=0,  # truncated above, keeping the </s> the model expects
+            # encode truncates keeping the </s> the model expects, which CTranslate2's own
+            # truncation would drop; parts fit (``translate``), so it cuts nothing.
+            max_input_length=0,
             max_decoding_length=self._max_output_tokens,
         )
         return [model.target.decode(result.hypotheses[0]) for result in results]

@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dragoman.engines.long_inputs import in_parts
 from dragoman.engines.model_cache import ModelCache
 from dragoman.engines.neural import HostedEngine, ModelHost
 from dragoman.errors import EngineError
+from dragoman.models import Pair
 
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -60,6 +62,14 @@ class HfModel:
     model: Any
     max_input_tokens: int
     forced_bos_token_id: int | None
+
+    def fits(self, text: str) -> bool:
+        """Whether ``text`` is within ``max_input_tokens``, with the special tokens."""
+        # Truncated one past the limit, which is enough to tell, so that the tokenizer
+        # does not log that the sequence is longer than the model takes.
+        cut = self.max_input_tokens + 1
+        ids = self.tokenizer(text, truncation=True, max_length=cut)["input_ids"]
+        return len(ids) <= self.max_input_tokens
 
     def unload(self) -> None:
         on_gpu = self.model.device.type == "cuda"
@@ -142,10 +152,17 @@ class TransformersEngine(HostedEngine[HfModel]):
         self._batch_tokens = batch_tokens
         self._max_output_tokens = max_output_tokens
 
+    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        """A segment longer than the model's input is cut into parts (``long_inputs``)."""
+        run = in_parts(pair.source, HfModel.fits, self._run)
+        return await self._host.translate(pair, segments, run)
+
     def _run(self, loaded: HfModel, texts: list[str]) -> list[str]:
         import torch
 
         tokenizer, model = loaded.tokenizer, loaded.model
+        # Parts fit (``translate``), so truncation cuts nothing: it stays as a guard, the
+        # model has no positions past its limit.
         ids = tokenizer(texts, truncation=True, max_length=loaded.max_input_tokens)["input_ids"]
         forced = {}
         if loaded.forced_bos_token_id is not None:
