@@ -14,6 +14,8 @@ from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
 from dragoman.models import Pool
 
+ARGOS_INDEX = "https://raw.githubusercontent.com/argosopentech/argospm-index/main/index.json"
+
 
 def _cores() -> int:
     return os.cpu_count() or 1
@@ -97,12 +99,12 @@ class Settings(BaseSettings):
 
     models_dir: Path = Path("models")
     engine_order: str = "ctranslate2,transformers,apertium"
-    # A pair's default engine where it differs from engine_order: "en-es=apertium,fr-en=ctranslate2".
+    # A pair's default engine where it differs from engine_order: "en-es=apertium,fr-en=ct2".
     pair_engines: str = ""
     model_memory_mb: int = Field(4096, ge=1)
     max_loaded_models: int = Field(8, ge=1)  # per worker process; least recently used leave first
     # The package index `dragoman models` reads (Argos's format, a URL or a path).
-    model_index: str = "https://raw.githubusercontent.com/argosopentech/argospm-index/main/index.json"
+    model_index: str = ARGOS_INDEX
     offline: bool = False  # no network: models come from files (`dragoman models install --from`)
     neural_batch_tokens: int = Field(16384, ge=1)
     gpu_batch_tokens: int = Field(131072, ge=1)

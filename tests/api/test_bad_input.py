@@ -26,7 +26,7 @@ from tests.api.helpers import assert_error, job_body
         (job_body(), "invalid_request"),
         (job_body("x", source_lang="en", target_lang="xx"), "unsupported_language_pair"),
         (job_body("x", source_lang="english"), "invalid_request"),
-        (job_body("x", source_lang="es", target_lang="ca"), "unsupported_language_pair"),
+        (job_body("x", source_lang="ca", target_lang="fr"), "unsupported_language_pair"),
         (job_body("x", engine="nonesuch"), "unsupported_language_pair"),
         (job_body("x", engine=""), "invalid_request"),
         (job_body("x", engine=7), "invalid_request"),

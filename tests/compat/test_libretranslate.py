@@ -177,7 +177,7 @@ def test_detect(http: httpx.Client) -> None:
         ({"q": "Hi", "source": "en", "target": "zz"}, "zz is not supported"),
         ({"q": "Hi", "source": "xx", "target": "es"}, "xx is not supported"),
         ({"q": "Hi", "source": "english", "target": "es"}, "english is not supported"),
-        ({"q": "Hi", "source": "en", "target": "fr"}, "is not available as a target language"),
+        ({"q": "Hi", "source": "ca", "target": "fr"}, "is not available as a target language"),
         ({"q": "a" * 10_001, "source": "en", "target": "es"}, "exceeds text limit (10000)"),
         ({"q": ["Hi"] * 101, "source": "en", "target": "es"}, "exceeds text limit (100)"),
         ({"q": 42, "source": "en", "target": "es"}, "q must be a string"),

@@ -257,6 +257,9 @@ class PairOut(BaseModel):
     source: str
     target: str
     engines: list[str]
+    pivot: str | None = Field(
+        None, description="The language a pivot pair goes through (source→pivot→target)"
+    )
 
 
 class LanguagesOut(BaseModel):

@@ -89,9 +89,10 @@ async def usage(service: Service, tenant: Tenant) -> UsageOut:
 
 @router.get("/languages", response_model=LanguagesOut, responses=error_responses(401))
 async def languages(service: Service, tenant: Tenant) -> LanguagesOut:
+    pivots = service.engines.pivots()
     return LanguagesOut(
         pairs=[
-            PairOut(source=pair.source, target=pair.target, engines=engines)
+            PairOut(source=pair.source, target=pair.target, engines=engines, pivot=pivots.get(pair))
             for pair, engines in service.engines.languages()
         ]
     )

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import logging
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from dragoman.engines.pivot import NAME as PIVOT
+from dragoman.engines.pivot import PivotEngine, pivot_of, pivot_route, pivots
 from dragoman.errors import UnsupportedPair
 from dragoman.models import Pair, Pool
 
@@ -12,6 +15,8 @@ if TYPE_CHECKING:
     from dragoman.settings import Settings
 
 __all__ = ["Engine", "Engines", "Pair", "open_engines"]
+
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -45,21 +50,50 @@ class Engine(Protocol):
 
 
 class Engines:
-    """The engines of one process; the first engine listed for a pair is its default."""
+    """The engines of one process. A pair's default engine is the one ``pair_defaults``
+    names when it serves the pair, else the first that does; a pair that none serves but
+    that chains through a pivot language goes to the ``pivot`` engine (``pivot.py``)."""
 
-    def __init__(self, engines: Iterable[Engine]) -> None:
+    def __init__(
+        self, engines: Iterable[Engine], *, pair_defaults: Mapping[Pair, str] | None = None
+    ) -> None:
         self._engines = {engine.name: engine for engine in engines}
+        self._pair_defaults = dict(pair_defaults or {})
+        self._pivot = PivotEngine(self)
 
-    def languages(self) -> list[tuple[Pair, list[str]]]:
-        table: dict[Pair, list[str]] = {}
+    def direct(self) -> dict[Pair, list[Engine]]:
+        """Each pair some engine serves itself, with those engines, its default first."""
+        table: dict[Pair, list[Engine]] = {}
         for engine in self._engines.values():
             for pair in engine.pairs():
-                table.setdefault(pair, []).append(engine.name)
-        return sorted(table.items())
+                table.setdefault(pair, []).append(engine)
+        for pair, name in self._pair_defaults.items():
+            if pair in table:
+                table[pair].sort(key=lambda engine: engine.name != name)
+        return table
+
+    def languages(self) -> list[tuple[Pair, list[str]]]:
+        """Every pair with its engines, default first; a pivot pair's is ``pivot``."""
+        table = self.direct()
+        rows = [(pair, [engine.name for engine in engines]) for pair, engines in table.items()]
+        rows += [(pair, [PIVOT]) for pair in pivots(table.keys())]
+        return sorted(rows)
+
+    def pivots(self) -> dict[Pair, str]:
+        """Each pair served through a pivot, with its pivot language."""
+        return pivots(self.direct().keys())
+
+    def pivot_via(self, pair: Pair) -> str | None:
+        """The pivot language of ``pair``; None for a pair served directly (or not at all)."""
+        return pivot_of(pair, self.direct().keys())
 
     def resolve(self, pair: Pair, engine: str | None = None) -> Engine:
-        """The engine to use for ``pair``, or ``UnsupportedPair`` naming what is installed."""
-        candidates = [e for e in self._engines.values() if pair in e.pairs()]
+        """The engine to use for ``pair``, or ``UnsupportedPair`` naming what is installed.
+        For a pivot pair, its ``PivotRoute``: the legs as installed now."""
+        table = self.direct()
+        candidates: Sequence[Engine] = table.get(pair, [])
+        if not candidates and (route := pivot_route(pair, table)) is not None:
+            candidates = [route]
         if not candidates:
             raise UnsupportedPair(f"language pair {pair} is not installed; see /v1/languages")
         if engine is None:
@@ -67,7 +101,8 @@ class Engines:
         for candidate in candidates:
             if candidate.name == engine:
                 return candidate
-        why = f"does not serve {pair}" if engine in self._engines else "is not installed"
+        known = engine in self._engines or engine == PIVOT
+        why = f"does not serve {pair}" if known else "is not installed"
         served_by = ", ".join(e.name for e in candidates)
         raise UnsupportedPair(f"engine {engine!r} {why}; engines for {pair}: {served_by}")
 
@@ -84,10 +119,11 @@ class Engines:
         return await translate_stored(self.resolve(pair, engine), pair, segments)
 
     def warm_models(self) -> frozenset[str]:
-        """What is loaded now, as ``engine:source-target`` (the worker registry's form)."""
+        """What is loaded now, as ``engine:source-target`` (the worker registry's form); a
+        pivot pair counts once both its legs are."""
         return frozenset(
             f"{engine.name}:{pair}"
-            for engine in self._engines.values()
+            for engine in [*self._engines.values(), self._pivot]
             for pair in engine.warm_pairs()
         )
 
@@ -97,7 +133,8 @@ class Engines:
 
 
 def open_engines(settings: Settings, pool: Pool = Pool.CPU) -> Engines:
-    """The engines of one process, the pair's default first (``engine_order``). Neural
+    """The engines of one process, the pair's default first (``pair_engines``, else
+    ``engine_order``). Neural
     models load on first use, on the CPU for the CPU pool and on ``gpu_device`` for the GPU
     pool, into one cache per process under ``model_memory_mb``."""
     from dragoman.engines.apertium import ApertiumEngine
@@ -114,7 +151,21 @@ def open_engines(settings: Settings, pool: Pool = Pool.CPU) -> Engines:
     }
     order = [name for name in settings.engine_preference if name in built]
     order += [name for name in built if name not in order]
-    return Engines(built[name] for name in order)
+    unknown = set(settings.pair_engine_defaults.values()) - set(built)
+    if unknown:
+        log.warning("DRAGOMAN_PAIR_ENGINES names no such engine: %s", ", ".join(sorted(unknown)))
+    return Engines((built[name] for name in order), pair_defaults=_pair_defaults(settings))
+
+
+def _pair_defaults(settings: Settings) -> dict[Pair, str]:
+    """``pair_engines`` with its pairs as canonical codes (the settings checked their form)."""
+    from dragoman.languages import canonical
+
+    table: dict[Pair, str] = {}
+    for key, engine in settings.pair_engine_defaults.items():
+        source, _, target = key.partition("-")
+        table[Pair(canonical(source), canonical(target))] = engine
+    return table
 
 
 def _neural_engines(settings: Settings, pool: Pool) -> dict[str, Engine]:
