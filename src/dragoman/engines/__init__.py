@@ -98,6 +98,10 @@ class Engines:
             raise UnsupportedPair(f"language pair {pair} is not installed; see /v1/languages")
         if engine is None:
             return candidates[0]
+        if engine == PIVOT and pair in table:
+            # A model for the pair itself arrived after this work was routed through the
+            # pivot: the pair is served, directly, rather than the work failing.
+            return candidates[0]
         for candidate in candidates:
             if candidate.name == engine:
                 return candidate
