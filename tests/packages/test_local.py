@@ -300,3 +300,22 @@ def test_the_catalogue_lists_neural_packages_and_debian_apertium_pairs(
     assert rule_based["apertium-eng-spa"]["installed"] is True  # make installs it
     assert rule_based["apertium-eng-spa"]["pair"] == "en-es"
     assert "eng-spa" in table.output and "rule-based" in table.output
+
+
+def test_the_catalogue_still_lists_rule_based_pairs_when_the_index_is_out_of_reach(
+    models: Path,
+) -> None:
+    listed = cli(
+        "catalogue",
+        "--index",
+        "http://127.0.0.1:9/index.json",
+        "--models-dir",
+        str(models),
+        "--json",
+    )
+
+    assert listed.exit_code == 0
+    assert "DRAGOMAN_OFFLINE is set" in listed.stderr
+    assert "neural packages are not listed" in listed.stderr
+    rows = json.loads(listed.stdout)
+    assert rows and {r["kind"] for r in rows} == {"rule-based"}

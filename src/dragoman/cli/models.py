@@ -68,15 +68,23 @@ def _failures() -> Iterator[None]:
 def models_catalogue(
     index: IndexOption = None, models_dir: ModelsDir = None, as_json: JsonOption = False
 ) -> None:
-    """What can be installed: the index's neural packages and Debian's Apertium pairs."""
+    """What can be installed: the index's neural packages and Debian's Apertium pairs (those
+    are listed even when the index cannot be read)."""
     from dragoman.packages.catalogue import catalogue_rows
+    from dragoman.packages.errors import PackageError
     from dragoman.packages.http import Network
-    from dragoman.packages.index import read_index
+    from dragoman.packages.index import IndexEntry, read_index
 
     settings = _settings(models_dir=models_dir, model_index=index)
-    with _failures():
+    entries: list[IndexEntry] = []
+    try:
         entries = read_index(settings.model_index, Network(offline=settings.offline))
+    except PackageError as exc:
+        typer.echo(f"dragoman: {exc.message}; neural packages are not listed", err=True)
+    with _failures():
         rows = catalogue_rows(entries, settings.models_dir)
+    if not rows:
+        fail("nothing to list: no package index and no Debian Apertium pairs", ExitCode.FAILED)
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
