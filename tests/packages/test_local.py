@@ -174,6 +174,7 @@ def test_a_bundle_carries_models_to_an_air_gapped_machine_and_a_tampered_one_is_
         tiny["ctranslate2"], tmp_path / "p.argosmodel", source="en", target="fr", version="2.0"
     )
     assert cli("install", "--from", str(package), "--models-dir", str(models)).exit_code == 0
+    shutil.copytree(tiny["transformers"], models / "en-fr" / "transformers")  # by hand
     bundle = tmp_path / "bundle.tar"
 
     exported = cli("export", "en-fr", "-o", str(bundle), "--models-dir", str(models))
@@ -181,6 +182,8 @@ def test_a_bundle_carries_models_to_an_air_gapped_machine_and_a_tampered_one_is_
     imported = cli("import", str(bundle), "--models-dir", str(other))
 
     assert exported.exit_code == 0, exported.output
+    assert "left out" in exported.output and "transformers" in exported.output
+    assert not (other / "en-fr" / "transformers").exists()
     assert imported.exit_code == 0, imported.output
     manifest = read_manifest(other / "en-fr" / "ctranslate2")
     assert manifest == read_manifest(models / "en-fr" / "ctranslate2")

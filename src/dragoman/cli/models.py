@@ -308,7 +308,9 @@ def models_export(
 
     settings = _settings(models_dir=models_dir)
     with _failures():
-        exported = export_bundle(settings.models_dir, [parse_pair(p) for p in pairs], out)
+        exported, skipped = export_bundle(settings.models_dir, [parse_pair(p) for p in pairs], out)
+    for folder in skipped:
+        console.print(f"left out {folder}: no dragoman-model.json (laid out by hand)")
     for manifest in exported:
         console.print(f"exported {manifest.pair} ({manifest.engine} {manifest.version})")
     console.print(f"wrote {out}: dragoman models import {out.name} on the other side")

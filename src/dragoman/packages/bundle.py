@@ -15,21 +15,24 @@ from dragoman.packages.install import Installer, parse_pair, probe
 BUNDLE = "dragoman-bundle.json"
 
 
-def export_bundle(models_dir: Path, pairs: list[Pair], out: Path) -> list[Manifest]:
-    """Writes the installed models of ``pairs`` (every engine) to the tar ``out``."""
+def export_bundle(
+    models_dir: Path, pairs: list[Pair], out: Path
+) -> tuple[list[Manifest], list[Path]]:
+    """Writes the installed models of ``pairs`` (every engine) to the tar ``out``; returns
+    them, and the folders left out because they have no manifest (laid out by hand)."""
     chosen: list[tuple[Path, Manifest]] = []
+    skipped: list[Path] = []
     for pair in pairs:
         folder = models_dir / str(pair)
         found = [(d, read_manifest(d)) for d in sorted(folder.glob("*")) if d.is_dir()]
-        if not found:
-            raise PackageError(f"{pair} is not installed in {models_dir}")
-        for model_dir, manifest in found:
-            if manifest is None:
-                raise PackageError(
-                    f"{model_dir} has no {MANIFEST} (laid out by hand): install it with"
-                    " dragoman models install --from so it can be verified"
-                )
-            chosen.append((model_dir, manifest))
+        if not any(manifest for _, manifest in found):
+            why = "has no model with a " + MANIFEST if found else "is not installed"
+            raise PackageError(
+                f"{pair} {why} in {models_dir}: install it with dragoman models install"
+                " (--from for a model laid out by hand) so it can be verified"
+            )
+        chosen += [(d, m) for d, m in found if m is not None]
+        skipped += [d for d, m in found if m is None]
     partial = out.with_name(out.name + ".partial")
     with tarfile.open(partial, "w") as tar:
         index = {"format": 1, "models": [f"{m.pair}/{m.engine}" for _, m in chosen]}
@@ -42,7 +45,7 @@ def export_bundle(models_dir: Path, pairs: list[Pair], out: Path) -> list[Manife
         for model_dir, manifest in chosen:
             tar.add(model_dir, arcname=f"{manifest.pair}/{manifest.engine}")
     partial.replace(out)
-    return [m for _, m in chosen]
+    return [m for _, m in chosen], skipped
 
 
 def is_bundle(path: Path) -> bool:
