@@ -26,6 +26,13 @@ class InvalidRequest(ClientError):
     code = "invalid_request"
 
 
+class BadEncoding(ClientError):
+    """Bytes of a form, a query string or a file that are not text in the charset in force."""
+
+    status = 400
+    code = "bad_encoding"
+
+
 class UnsupportedPair(ClientError):
     status = 422
     code = "unsupported_language_pair"

@@ -82,7 +82,7 @@ async def test_bad_glossaries_are_refused(
         ("t.xlsx", b"a,b\n", {}, 415, "tsv or csv"),
         ("t.txt", b"a\tb\n", {"format": "json"}, 415, "tsv or csv"),
         ("t.tsv", b"a\tb\n", {"colour": "red"}, 422, "unknown form fields: colour"),
-        ("t.tsv", b"\xff\xfe", {}, 422, "UTF-8"),
+        ("t.tsv", b"a\tcaf\xe9", {}, 400, "not valid UTF-8"),
         ("t.tsv", b"a\tb\n" * 600, {}, 413, "limit"),
     ],
 )

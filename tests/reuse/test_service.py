@@ -108,7 +108,7 @@ async def test_the_first_stored_output_wins_over_a_later_writer(
     key = cache_key(
         tenant=None,
         engine="scripted",
-        version="scripted-1",
+        version="scripted-1:edges",  # Engines.version: the engine's own, trimmed outputs
         pair=Pair("en", "es"),
         glossary=None,
         markup=False,

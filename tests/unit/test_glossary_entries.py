@@ -62,7 +62,8 @@ def test_entries_are_stripped_and_case_variants_are_not_duplicates() -> None:
     [
         (b"a\tb\tc\n", "tsv", "line 1: expected a source and a target separated by one tab"),
         (b"a\tb\nno tab here\n", "tsv", "line 2:"),
-        (b"\xff\xfe", "tsv", "not UTF-8"),
+        (b"a\tcaf\xe9\n", "tsv", "byte 5 is not valid UTF-8"),
+        (b"\xff\xfea\x00\t\x00\x00\xd8", "tsv", "is not valid UTF-16"),
         (b'a,b\n"unclosed,b\n', "csv", "not valid CSV"),
         (b"a,b,c\n", "csv", "line 1: expected 2 columns"),
         (b"a,b,en,fr\n", "csv", "languages en-fr are not the glossary's"),
@@ -81,6 +82,13 @@ def test_tsv_as_deepl_and_weblate_write_it() -> None:
     entries = table(content, "tsv")
     assert entries == [Entry("server", "servidor"), Entry("Dragoman", "Dragoman")]
     assert to_tsv(entries) == "server\tservidor\nDragoman\tDragoman"
+
+
+def test_tsv_in_utf16_with_its_byte_order_mark_as_spreadsheets_save_it() -> None:
+    for codec in ("utf-16-le", "utf-16-be"):
+        bom = "\ufeff".encode(codec)
+        content = bom + "café\tKaffee ☕\r\n".encode(codec)
+        assert table(content, "tsv") == [Entry("café", "Kaffee ☕")]
 
 
 def test_csv_with_a_header_quotes_and_language_columns() -> None:

@@ -28,6 +28,7 @@ _HTTP_CODES = {
 
 
 _WHEN = {
+    400: "A form field, query string or text file is not valid in its charset (bad_encoding)",
     401: "API keys are configured and the request carries no valid one",
     403: "The key is valid but not an operator's (DRAGOMAN_OPERATOR_TENANTS)",
     404: "No such job for the caller's tenant",

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from fastapi import Request
 from starlette.datastructures import FormData
 
+from dragoman.api.formdata import read_form
 from dragoman.errors import InvalidRequest
 
 
@@ -22,12 +23,9 @@ async def multipart(
     max_part_size: int,
 ) -> AsyncIterator[FormData]:
     """The request's form, closed (its files deleted) at the end of the block."""
-    try:
-        form = await request.form(
-            max_files=max_files, max_fields=len(fields) + 8, max_part_size=max_part_size
-        )
-    except Exception as exc:  # the multipart parser's errors have no common type
-        raise InvalidRequest(f"body: not a valid multipart form ({exc})") from None
+    form = await read_form(
+        request, max_files=max_files, max_fields=len(fields) + 8, max_part_size=max_part_size
+    )
     try:
         unknown = sorted(set(form.keys()) - set(fields))
         if unknown:

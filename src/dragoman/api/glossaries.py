@@ -139,7 +139,7 @@ def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     "",
     status_code=201,
     response_model=GlossaryOut,
-    responses={**_CREATED, **_responses(401, 409, 413, 415, 422, 503)},
+    responses={**_CREATED, **_responses(400, 401, 409, 413, 415, 422, 503)},
     openapi_extra=_BODIES,
 )
 async def create_glossary(

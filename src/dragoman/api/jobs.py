@@ -56,7 +56,7 @@ _BODIES = {
     "",
     status_code=202,
     response_model=JobOut,
-    responses={**_SUBMITTED, **error_responses(401, 413, 415, 422, 429, 503)},
+    responses={**_SUBMITTED, **error_responses(400, 401, 413, 415, 422, 429, 503)},
     openapi_extra=_BODIES,
 )
 async def submit_job(

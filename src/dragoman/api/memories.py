@@ -81,7 +81,7 @@ _BODY = {
     "",
     status_code=201,
     response_model=MemoryCreated,
-    responses=error_responses(401, 413, 422, 503),
+    responses=error_responses(400, 401, 413, 422, 503),
     openapi_extra=_BODY,
 )
 async def import_memory(request: Request, service: Service, tenant: Tenant) -> MemoryCreated:

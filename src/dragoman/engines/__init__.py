@@ -111,10 +111,13 @@ class Engines:
         raise UnsupportedPair(f"engine {engine!r} {why}; engines for {pair}: {served_by}")
 
     async def translate(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
-        return await self.resolve(pair, engine).translate(pair, segments)
+        """Each segment's translation, with the source's own whitespace at its edges."""
+        outputs = await self.resolve(pair, engine).translate(pair, segments)
+        return [keep_edges(s, o) for s, o in zip(segments, outputs, strict=True)]
 
     def version(self, engine: str, pair: Pair) -> str:
-        return self.resolve(pair, engine).version(pair)
+        # ":edges": outputs are trimmed to the source's edges (segment-cache keys change).
+        return self.resolve(pair, engine).version(pair) + ":edges"
 
     async def translate_marked(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
         """Segments of file jobs: text with inline codes, in its stored form both ways."""
@@ -134,6 +137,16 @@ class Engines:
     async def close(self) -> None:
         for engine in self._engines.values():
             await engine.close()
+
+
+def keep_edges(source: str, output: str) -> str:
+    """``output`` with the whitespace at ``source``'s edges instead of its own: an engine
+    adds or drops some (Apertium's pro-drop leaves a space where the pronoun was)."""
+    core = source.strip()
+    if not core:
+        return output
+    start = source.index(core[0])
+    return source[:start] + output.strip() + source[start + len(core) :]
 
 
 def open_engines(settings: Settings, pool: Pool = Pool.CPU) -> Engines:

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from dragoman.errors import ClientError, InvalidRequest, PayloadTooLarge
+from dragoman.errors import BadEncoding, ClientError, InvalidRequest, PayloadTooLarge
 from dragoman.terms.matching import Entry
 
 FORMATS = ("tsv", "csv")
@@ -46,10 +46,14 @@ def from_table(
 ) -> list[Row]:
     """The rows of an uploaded TSV or CSV table; ``check_languages`` refuses a CSV line
     whose language columns are not the glossary's."""
+    # UTF-16 only with its byte-order mark (as spreadsheets save "Unicode text"); UTF-8
+    # with or without one.
+    codec = "utf-16" if content[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
     try:
-        text = content.decode("utf-8").removeprefix("\ufeff")
+        text = content.decode(codec)
     except UnicodeDecodeError as exc:
-        raise InvalidRequest(f"entries: not UTF-8 (byte {exc.start})") from None
+        label = "UTF-16" if codec == "utf-16" else "UTF-8"
+        raise BadEncoding(f"entries: byte {exc.start} is not valid {label}") from None
     return from_tsv(text) if fmt == "tsv" else from_csv(text, check_languages)
 
 

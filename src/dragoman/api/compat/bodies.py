@@ -11,6 +11,9 @@ from typing import Any
 from fastapi import Request
 from starlette.datastructures import FormData
 
+from dragoman.api.formdata import query_items, read_form
+from dragoman.errors import DragomanError
+
 Refuse = Callable[[str], Exception]
 
 
@@ -32,7 +35,11 @@ async def read_values(
 ) -> tuple[dict[str, list[Any]], FormData | None]:
     """The request's parameters and its form (to close once read), or ``refuse(message)``."""
     values: dict[str, list[Any]] = {}
-    for key, value in request.query_params.multi_items():
+    try:
+        query = query_items(request)
+    except DragomanError as exc:
+        raise refuse(f"Invalid request: {exc.message}") from None
+    for key, value in query:
         values.setdefault(key, []).append(value)
     body, form = await _body(request, refuse)
     values.update(body)  # the body wins over the query string, as in Flask
@@ -46,9 +53,9 @@ async def _body(request: Request, refuse: Refuse) -> tuple[dict[str, list[Any]],
     if kind not in ("application/x-www-form-urlencoded", "multipart/form-data"):
         return {}, None
     try:
-        form = await request.form(max_files=1, max_fields=1000)
-    except Exception as exc:  # the multipart parser's errors have no common type
-        raise refuse(f"Invalid request: not a valid form ({exc})") from None
+        form = await read_form(request, max_files=1, max_fields=1000)
+    except DragomanError as exc:
+        raise refuse(f"Invalid request: {exc.message}") from None
     found: dict[str, list[Any]] = {}
     for key, value in form.multi_items():
         found.setdefault(key, []).append(value)
