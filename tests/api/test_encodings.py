@@ -5,6 +5,7 @@ in the charset in force are a 400 naming the field; no answer gains whitespace a
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
@@ -283,3 +284,25 @@ async def test_no_answer_gains_whitespace_at_its_edges(
     assert lt.json()["translatedText"] == "[I am here.]"
     deepl = await client.post("/v2/translate", json={"text": ["I am here."], "target_lang": "ES"})
     assert deepl.json()["translations"][0]["text"] == "[I am here.]"
+
+
+async def test_an_uploaded_file_name_comes_back_whole_in_the_download(
+    api: tuple[httpx.AsyncClient, RecordingEngine],
+) -> None:
+    client, _ = api
+    submitted = await client.post(
+        "/v1/jobs",
+        data={"source_lang": "en", "target_lang": "es"},
+        files={"files": ("résumé ☕.txt", b"Hello.\n", "text/plain")},
+    )
+    assert submitted.status_code == 202, submitted.text
+    job = submitted.headers["location"]
+    for _ in range(200):
+        if (await client.get(job)).json()["status"] == "succeeded":
+            break
+        await asyncio.sleep(0.02)
+    download = await client.get(f"{job}/files/0")
+    assert download.status_code == 200, download.text
+    disposition = download.headers["content-disposition"]
+    assert f"filename*=UTF-8''{quote('résumé ☕.es.txt')}" in disposition
+    assert download.text == "[Hello.]\n"
