@@ -87,3 +87,11 @@ async def test_openapi_documents_every_v1_endpoint(client: httpx.AsyncClient) ->
         paths
     )
     assert (await client.get("/docs")).status_code == 200
+
+
+async def test_apertium_pro_drop_leaves_no_space_at_the_edges(client: httpx.AsyncClient) -> None:
+    body = {"source_lang": "en", "target_lang": "es", "segments": ["I am testing it.", " Hi. "]}
+    translations = (await client.post("/v1/translate", json=body)).json()["translations"]
+    assert translations[0] == translations[0].strip() and translations[0].startswith("Est")
+    assert translations[1].startswith(" ") and translations[1].endswith(" ")
+    assert translations[1] == f" {translations[1].strip()} "
