@@ -334,6 +334,9 @@ class BatchRequestsManager:
         if cancelled is None:
             raise Conflict(f"job {job_id} has already finished ({job.status})")
         self._intake.withdrawn(job_id)
+        # Its attempts are fenced now: what is still untranslated never will be.
+        left = [Document("", [text for _, text in await self._store.sources(job.id)])]
+        self.usage.refund(tenant, characters(left, markup=job.markup), job.created_at)
         log.info("job %s cancelled", job_id)
         return cancelled
 

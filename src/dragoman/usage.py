@@ -104,6 +104,15 @@ class UsageMeter:
         pending = self._pending_of(key)
         self._pending[key] = Usage(pending.characters + characters, pending.requests + 1)
 
+    def refund(self, tenant: str | None, characters: int, charged_at: datetime) -> None:
+        """Gives back ``characters`` charged at ``charged_at`` (a cancelled job's segments
+        that were never translated) to the period they were charged in."""
+        if characters <= 0:
+            return
+        key = (_key(tenant), period_of(charged_at)[0])
+        pending = self._pending_of(key)
+        self._pending[key] = Usage(pending.characters - characters, pending.requests)
+
     async def _hit(self, tenant: str | None, per_minute: int) -> None:
         item = RateLimitItemPerMinute(per_minute)
         prefix = self._settings.queue_prefix

@@ -142,3 +142,33 @@ async def test_api_processes_share_one_count(
         for meter in meters:
             await meter.stop()
         await store.close()
+
+
+async def test_cancelling_a_job_gives_back_the_characters_never_translated(
+    make_settings: Any,
+) -> None:
+    from dragoman.engines import Engines
+    from tests.conftest import ScriptedEngine
+
+    engine = ScriptedEngine()
+    engine.release.clear()  # nothing is translated until the job is cancelled
+    service = EmbeddedService(make_settings(api_keys=KEYS), engines=Engines([engine]))
+    await service.start()
+    app = create_app(service, manage_lifecycle=False)
+    try:
+        async with httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://t"
+        ) as client:
+            job = await client.post("/v1/jobs", json=job_body("One.", "Two three."), headers=A)
+            charged = (await client.get("/v1/usage", headers=A)).json()["characters"]
+            assert charged == len("One.") + len("Two three.")
+
+            cancelled = await client.delete(f"/v1/jobs/{job.json()['id']}", headers=A)
+
+            assert cancelled.status_code == 200, cancelled.text
+            usage = (await client.get("/v1/usage", headers=A)).json()
+            assert usage["characters"] == 0
+            assert usage["requests"] == 1  # the request itself still counts
+    finally:
+        engine.release.set()
+        await stop_service(service)
