@@ -418,3 +418,48 @@ async def test_a_callback_is_refused_when_no_secret_is_configured(make_service: 
     )
     assert_error(response, 422, "invalid_request")
     assert "DRAGOMAN_WEBHOOK_SECRET" in response.json()["error"]["message"]
+
+
+async def test_an_attempt_connects_to_the_address_it_checked_not_a_later_answer(
+    make_service: Make, receivers: Receivers, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # hooks.example answers the checks with the receiver's address (taken as public here),
+    # then rebinds to an address where nothing listens: a client that resolved the name
+    # again after the check would go there.
+    import socket
+
+    import dragoman.webhooks.targets as targets
+
+    receiver = await receivers()
+    real = socket.getaddrinfo
+    answers = iter(["127.0.0.1", "127.0.0.1"])
+
+    def resolve(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "hooks.example":
+            return real(host, port, *args, **kwargs)
+        address = next(answers, "127.0.0.9")
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolve)
+    monkeypatch.setattr(targets, "_refused", lambda address: str(address) != "127.0.0.1")
+    running = await make_service(webhook_allow_private=False)
+    url = f"http://hooks.example:{receiver.port}/hooks/dragoman"
+
+    job_id = await submit(running, "hello", callback_url=url)
+
+    (received,) = await receiver.got(1)
+    delivery = await settled(running.store, job_id, DeliveryStatus.DELIVERED)
+    assert delivery.attempts == 1
+    assert received.headers["Host"] == f"hooks.example:{receiver.port}"
+    assert next(answers, None) is None  # the submit's check and the attempt's: no third look
+
+
+def test_a_pinned_https_target_keeps_its_name_for_tls_and_the_host_header() -> None:
+    from dragoman.webhooks.targets import pin
+
+    pinned = pin("https://hooks.example/x?a=1", "2001:db8::1")
+    assert pinned.url == "https://[2001:db8::1]/x?a=1"
+    assert pinned.headers == {"host": "hooks.example"}
+    assert pinned.extensions == {"sni_hostname": "hooks.example"}
+    assert pin("http://hooks.example:8080/x", "203.0.113.5").url == "http://203.0.113.5:8080/x"
+    assert pin("http://hooks.example/x", None).url == "http://hooks.example/x"

@@ -154,7 +154,9 @@ class Notifier:
     async def _send(self, delivery: Delivery, number: int) -> Outcome:
         try:
             # Checked again before every attempt: the name may resolve elsewhere now.
-            await check_target(delivery.url, allow_private=self._settings.webhook_allow_private)
+            target = await check_target(
+                delivery.url, allow_private=self._settings.webhook_allow_private
+            )
         except UnresolvedTarget as exc:  # perhaps a passing DNS failure: try again later
             return self._retry(number, None, exc.message)
         except InvalidRequest as exc:
@@ -163,6 +165,7 @@ class Notifier:
             return self._retry(number, None, "notifications are off (no webhook secret)")
         now = self._clock.now()
         headers = {
+            **target.headers,
             "webhook-id": delivery.id,
             "webhook-timestamp": str(int(now.timestamp())),
             "webhook-signature": self._signer.sign(delivery.id, now, delivery.payload),
@@ -172,7 +175,11 @@ class Notifier:
             async with asyncio.timeout(self._settings.webhook_timeout_s):
                 # Streamed and never read: a receiver's body is of no use and of any size.
                 async with self._client.stream(
-                    "POST", delivery.url, content=delivery.payload.encode(), headers=headers
+                    "POST",
+                    target.url,
+                    content=delivery.payload.encode(),
+                    headers=headers,
+                    extensions=target.extensions,
                 ) as response:
                     return self._judge(number, response)
         except TimeoutError:
