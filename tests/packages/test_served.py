@@ -49,11 +49,27 @@ async def test_a_pair_installed_while_the_service_runs_is_served_then_removed(
         tiny["ctranslate2"], tmp_path / "p.argosmodel", source="en", target="de"
     )
     installed = await asyncio.to_thread(
-        cli, "install", "--from", str(package), "--models-dir", str(models), "--progress", "none"
+        cli,
+        "install",
+        "--from",
+        str(package),
+        "--models-dir",
+        str(models),
+        "--progress",
+        "none",
+        "--licence",
+        "CC-BY-4.0",
     )
     assert installed.exit_code == 0, installed.output
 
     assert ("en", "de") in await listed(client)
+    languages = (await client.get("/v1/languages")).json()["pairs"]
+    (en_de,) = [p for p in languages if (p["source"], p["target"]) == ("en", "de")]
+    assert en_de["licence"] == "CC-BY-4.0" and "Helsinki-NLP" in en_de["attribution"]
+    (model,) = (await client.get("/v1/models")).json()["models"]
+    assert (model["source"], model["target"], model["engine"]) == ("en", "de", "ctranslate2")
+    assert (model["version"], model["licence"]) == ("1.0", "CC-BY-4.0")
+    assert model["origin"] == str(package.resolve()) and len(model["sha256"]) == 64
     sync = await client.post(
         "/v1/translate",
         json={"source_lang": "en", "target_lang": "de", "segments": ["A free licence."]},
@@ -80,6 +96,7 @@ async def test_a_pair_installed_while_the_service_runs_is_served_then_removed(
     removed = await asyncio.to_thread(cli, "remove", "en-de", "--models-dir", str(models))
     assert removed.exit_code == 0, removed.output
     assert ("en", "de") not in await listed(client)
+    assert (await client.get("/v1/models")).json() == {"models": []}
     refused = await client.post(
         "/v1/translate",
         json={"source_lang": "en", "target_lang": "de", "segments": ["A free licence."]},

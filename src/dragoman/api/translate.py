@@ -11,6 +11,8 @@ from dragoman.api.errors import error_responses
 from dragoman.api.schemas import (
     DetectedLanguage,
     LanguagesOut,
+    ModelOut,
+    ModelsOut,
     PairOut,
     TranslateIn,
     TranslateOut,
@@ -90,12 +92,44 @@ async def usage(service: Service, tenant: Tenant) -> UsageOut:
 @router.get("/languages", response_model=LanguagesOut, responses=error_responses(401))
 async def languages(service: Service, tenant: Tenant) -> LanguagesOut:
     pivots = service.engines.pivots()
-    return LanguagesOut(
-        pairs=[
-            PairOut(source=pair.source, target=pair.target, engines=engines, pivot=pivots.get(pair))
-            for pair, engines in service.engines.languages()
-        ]
-    )
+    pairs = []
+    for pair, engines in service.engines.languages():
+        manifest = service.engines.manifest(engines[0], pair)
+        pairs.append(
+            PairOut(
+                source=pair.source,
+                target=pair.target,
+                engines=engines,
+                pivot=pivots.get(pair),
+                licence=manifest.licence if manifest else None,
+                attribution=manifest.attribution if manifest else None,
+            )
+        )
+    return LanguagesOut(pairs=pairs)
+
+
+@router.get("/models", response_model=ModelsOut, responses=error_responses(401))
+async def models(service: Service, tenant: Tenant) -> ModelsOut:
+    """The installed neural models, with version, licence and origin."""
+    engines = service.engines
+    found = []
+    for pair, names in engines.languages():
+        for name in [n for n in names if n in engines.model_engines()]:
+            m = engines.manifest(name, pair)
+            found.append(
+                ModelOut(
+                    source=pair.source,
+                    target=pair.target,
+                    engine=name,
+                    version=m.version if m else None,
+                    licence=m.licence if m else None,
+                    attribution=m.attribution if m else None,
+                    installed_at=m.installed_at if m else None,
+                    origin=m.source if m else None,
+                    sha256=m.sha256 if m else None,
+                )
+            )
+    return ModelsOut(models=found)
 
 
 class LimitsOut(BaseModel):

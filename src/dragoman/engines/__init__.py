@@ -12,6 +12,7 @@ from dragoman.errors import UnsupportedPair
 from dragoman.models import Pair, Pool
 
 if TYPE_CHECKING:
+    from dragoman.engines.manifest import Manifest
     from dragoman.settings import Settings
 
 __all__ = ["Engine", "Engines", "Pair", "open_engines"]
@@ -125,6 +126,24 @@ class Engines:
 
         return await translate_stored(self.resolve(pair, engine), pair, segments)
 
+    def manifest(self, engine: str, pair: Pair) -> Manifest | None:
+        """The installed model's ``dragoman-model.json`` (``None``: an engine without model
+        folders, or a model laid out by hand)."""
+        from dragoman.engines.manifest import read_manifest
+
+        found = self._engines.get(engine)
+        model_dir = getattr(found, "model_dir", None)
+        if model_dir is None:
+            return None
+        try:
+            return read_manifest(model_dir(pair))
+        except UnsupportedPair:
+            return None
+
+    def model_engines(self) -> list[str]:
+        """The engines that serve models from folders (the neural ones)."""
+        return [name for name, e in self._engines.items() if hasattr(e, "model_dir")]
+
     def warm_models(self) -> frozenset[str]:
         """What is loaded now, as ``engine:source-target`` (the worker registry's form); a
         pivot pair counts once both its legs are."""
@@ -193,7 +212,7 @@ def _neural_engines(settings: Settings, pool: Pool) -> dict[str, Engine]:
     on_cpu = pool is Pool.CPU
     device = "cpu" if on_cpu else settings.gpu_device
     batch_tokens = settings.neural_batch_tokens if on_cpu else settings.gpu_batch_tokens
-    cache = ModelCache(settings.model_memory_mb * 2**20)
+    cache = ModelCache(settings.model_memory_mb * 2**20, max_models=settings.max_loaded_models)
     return {
         "ctranslate2": CTranslate2Engine(
             settings.models_dir,

@@ -150,6 +150,7 @@ class TransformersEngine(HostedEngine[HfModel]):
             ),
         )
         self._batch_tokens = batch_tokens
+        self._max_input_tokens = max_input_tokens
         self._max_output_tokens = max_output_tokens
 
     async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:

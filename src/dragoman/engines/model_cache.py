@@ -43,6 +43,9 @@ class ModelKey:
     device: str
     pair: Pair
     path: Path
+    # The folder's inode: an upgrade puts a new folder at the same path (one rename), and
+    # the model loaded from the old one must not serve for it.
+    revision: int = 0
 
 
 @dataclass(eq=False, slots=True)
@@ -55,14 +58,16 @@ class _Entry:
 
 
 class ModelCache:
-    """The loaded models of one worker process, least recently used first, under a budget.
+    """The loaded models of one worker process, least recently used first, under a budget
+    of bytes and of models (``max_models``: with fifty pairs installed, fifty must not load).
 
     A model is lent with ``use()``; while lent it is never unloaded. Loading one that does not
     fit unloads idle models, oldest first; one larger than the whole budget loads alone.
     """
 
-    def __init__(self, budget_bytes: int) -> None:
+    def __init__(self, budget_bytes: int, max_models: int | None = None) -> None:
         self.budget_bytes = budget_bytes
+        self.max_models = max_models
         self._entries: OrderedDict[ModelKey, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -76,7 +81,9 @@ class ModelCache:
             with entry.loading:
                 if entry.model is None:
                     with self._lock:
-                        victims = self._evict(room_for=entry.size_bytes, keep=key)
+                        victims = self._evict(
+                            room_for=entry.size_bytes, keep=key, loading=True
+                        )
                     self._unload(victims, "make room")
                     self._warn_if_over_budget(key, entry)
                     started = time.monotonic()
@@ -131,18 +138,24 @@ class ModelCache:
             # Models lent out while another loaded may have left the cache over budget.
             return self._evict(room_for=0, keep=key)
 
-    def _evict(self, room_for: int, keep: ModelKey) -> list[tuple[ModelKey, LoadedModel]]:
-        """Takes idle models out, oldest first, until ``room_for`` more bytes fit. Call it
-        holding the lock; unload what it returns after letting go."""
+    def _evict(
+        self, room_for: int, keep: ModelKey, *, loading: bool = False
+    ) -> list[tuple[ModelKey, LoadedModel]]:
+        """Takes idle models out, oldest first, until ``room_for`` more bytes fit and, when
+        ``loading``, one more model does. Call it holding the lock; unload what it returns
+        after letting go."""
         victims = []
         total = self._loaded_bytes()
+        count = sum(1 for e in self._entries.values() if e.model is not None) + loading
+        most = self.max_models if self.max_models is not None else len(self._entries) + 1
         for key, entry in list(self._entries.items()):
-            if total + room_for <= self.budget_bytes:
+            if total + room_for <= self.budget_bytes and count <= most:
                 break
             if key == keep or entry.users or entry.model is None:
                 continue
             del self._entries[key]
             total -= entry.size_bytes
+            count -= 1
             victims.append((key, entry.model))
         return victims
 

@@ -2,7 +2,10 @@
 
 On disk, each model is a directory ``<models_dir>/<source>-<target>/<engine>/``, for example
 ``models/en-fr/ctranslate2/``. Listing reads directory names only, so the API process lists
-pairs without loading anything.
+pairs without loading anything, and it is read again on every call: a model installed while
+the service runs is served at once, a removed one is refused and unloaded, an upgraded one
+(a new folder at the same path) replaces the loaded one. Hidden folders (``.staging``...)
+are the installer's working space and are never listed.
 """
 
 from __future__ import annotations
@@ -59,6 +62,8 @@ class ModelCatalog:
         if not self.models_dir.is_dir():
             return found
         for folder in sorted(self.models_dir.iterdir()):
+            if folder.name.startswith("."):
+                continue
             model_dir = folder / self._engine
             if model_dir.is_dir() and (pair := self._pair(folder)) is not None:
                 found.setdefault(pair, model_dir)
@@ -105,30 +110,42 @@ class ModelHost(Generic[M]):
         self._device = device
         self._load = load
         self._thread: ThreadPoolExecutor | None = None
-        self._versions: dict[Path, tuple[float, str]] = {}
+        self._versions: dict[Path, tuple[float, int, str]] = {}
 
     def pairs(self) -> frozenset[Pair]:
-        return frozenset(self.catalog.models())
+        found = self.catalog.models()
+        self._forget_stale()
+        return frozenset(found)
 
     def version(self, pair: Pair) -> str:
         """The fingerprint of the pair's model directory, read again at most every
-        ``VERSION_REFRESH_S``."""
+        ``VERSION_REFRESH_S`` and at once when the folder is another (an upgrade)."""
         path = self.catalog.path(pair)
+        revision = _revision(path)
         now = time.monotonic()
         known = self._versions.get(path)
-        if known is None or now - known[0] >= VERSION_REFRESH_S:
-            known = (now, model_fingerprint(path))
+        if known is None or known[1] != revision or now - known[0] >= VERSION_REFRESH_S:
+            known = (now, revision, model_fingerprint(path))
             self._versions[path] = known
-        return known[1]
+        return known[2]
 
     def warm_pairs(self) -> frozenset[Pair]:
-        return frozenset(key.pair for key in self._cache.loaded() if self._owns(key))
+        return frozenset(
+            key.pair for key in self._cache.loaded() if self._owns(key) and not _stale(key)
+        )
+
+    def _forget_stale(self) -> None:
+        """Unloads this engine's models whose folder was removed or replaced."""
+        if any(self._owns(key) and _stale(key) for key in self._cache.loaded()):
+            self._cache.unload(lambda key: self._owns(key) and _stale(key))
 
     async def translate(
         self, pair: Pair, segments: Sequence[str], run: Callable[[M, list[str]], list[str]]
     ) -> list[str]:
         """``run`` on the pair's model, in this engine's thread; blank segments give ``""``."""
-        key = ModelKey(self._engine, self._device, pair, self.catalog.path(pair))
+        path = self.catalog.path(pair)
+        key = ModelKey(self._engine, self._device, pair, path, _revision(path))
+        self._forget_stale()
 
         def work(texts: list[str]) -> list[str]:
             with self._cache.use(key, lambda: self._load(key.path)) as model:
@@ -158,6 +175,18 @@ class ModelHost(Generic[M]):
         )
 
 
+def _revision(path: Path) -> int:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return -1
+
+
+def _stale(key: ModelKey) -> bool:
+    """Whether ``key``'s folder is gone or is another folder now."""
+    return key.revision != 0 and _revision(key.path) != key.revision
+
+
 class HostedEngine(Generic[M]):
     """The ``Engine`` methods of a neural engine, delegated to its ``ModelHost``; a subclass
     sets ``_host`` and writes ``_run``, one batch through one loaded model."""
@@ -170,11 +199,16 @@ class HostedEngine(Generic[M]):
     def warm_pairs(self) -> frozenset[Pair]:
         return self._host.warm_pairs()
 
+    def model_dir(self, pair: Pair) -> Path:
+        """The folder of the pair's model, or ``UnsupportedPair``."""
+        return self._host.catalog.path(pair)
+
     def version(self, pair: Pair) -> str:
         """The model's fingerprint and the output limit; not the precision (int8 on CPUs,
         float16 on GPUs): one model's outputs share the cache, the first one stored wins."""
         limit = getattr(self, "_max_output_tokens", 0)
-        return f"{__version__}:{self._host.version(pair)[:16]}:max{limit}"
+        inputs = getattr(self, "_max_input_tokens", 0)  # past it, segments are split
+        return f"{__version__}:{self._host.version(pair)[:16]}:max{limit}:in{inputs}"
 
     async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
         return await self._host.translate(pair, segments, self._run)
