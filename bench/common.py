@@ -109,9 +109,10 @@ def ratio(numerator: float, denominator: float) -> float | None:
 
 
 def run_apertium(text: str, mode: str = APERTIUM_MODE, timeout_s: float = 120.0) -> str:
-    """``apertium MODE`` over ``text`` in one fresh process."""
+    """``apertium -u MODE`` (unknown words unmarked, as dragoman) over ``text`` in one
+    fresh process."""
     done = subprocess.run(
-        ["apertium", mode],
+        ["apertium", "-u", mode],
         input=text,
         capture_output=True,
         text=True,

@@ -508,9 +508,9 @@ def problem_dict(problems: Counter[str], examples: list[str]) -> dict[str, Any]:
 
 
 def apertium_html(content: bytes) -> bytes:
-    """``apertium -f html MODE`` over one file in one fresh process."""
+    """``apertium -u -f html MODE`` over one file in one fresh process."""
     done = subprocess.run(
-        ["apertium", "-f", "html", APERTIUM_MODE],
+        ["apertium", "-u", "-f", "html", APERTIUM_MODE],
         input=content,
         capture_output=True,
         timeout=120,

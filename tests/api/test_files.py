@@ -15,9 +15,9 @@ FORM = {"source_lang": "en", "target_lang": "es"}
 
 
 def apertium(text: str) -> str:
-    """What ``apertium eng-spa`` gives ``text`` alone."""
+    """What ``apertium -u eng-spa`` gives ``text`` alone."""
     done = subprocess.run(
-        ["apertium", "eng-spa"], input=text, capture_output=True, text=True, check=True
+        ["apertium", "-u", "eng-spa"], input=text, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
 

@@ -95,3 +95,22 @@ async def test_apertium_pro_drop_leaves_no_space_at_the_edges(client: httpx.Asyn
     assert translations[0] == translations[0].strip() and translations[0].startswith("Est")
     assert translations[1].startswith(" ") and translations[1].endswith(" ")
     assert translations[1] == f" {translations[1].strip()} "
+
+
+async def test_unknown_words_come_back_unmarked_as_apertium_apy_gives_them_by_default(
+    client: httpx.AsyncClient,
+) -> None:
+    text = "The xyzzyq frobnicates the Gloopington widget."
+    v1 = await client.post(
+        "/v1/translate", json={"source_lang": "en", "target_lang": "es", "segments": [text]}
+    )
+    lt = await client.post("/translate", json={"q": text, "source": "en", "target": "es"})
+    deepl = await client.post("/v2/translate", json={"text": [text], "target_lang": "ES"})
+    outputs = [
+        v1.json()["translations"][0],
+        lt.json()["translatedText"],
+        deepl.json()["translations"][0]["text"],
+    ]
+    for output in outputs:
+        assert "xyzzyq" in output and "Gloopington" in output
+        assert not any(mark in output for mark in "*@#"), output

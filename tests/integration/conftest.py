@@ -22,9 +22,10 @@ def squash(text: str) -> str:
 
 @cache
 def cli(mode: str, text: str) -> str:
-    """What ``apertium <mode>`` gives for ``text`` alone, in a fresh process."""
+    """What ``apertium -u <mode>`` (unknown words unmarked, as dragoman gives them) gives for
+    ``text`` alone, in a fresh process."""
     result = subprocess.run(
-        ["apertium", mode], input=text.encode(), capture_output=True, check=True, timeout=60
+        ["apertium", "-u", mode], input=text.encode(), capture_output=True, check=True, timeout=60
     )
     return result.stdout.decode()
 

@@ -53,7 +53,7 @@ CASES = [
 
 def apertium(text: str) -> str:
     done = subprocess.run(
-        ["apertium", "eng-spa"], input=text, capture_output=True, text=True, check=True
+        ["apertium", "-u", "eng-spa"], input=text, capture_output=True, text=True, check=True
     )
     return done.stdout.strip()
 

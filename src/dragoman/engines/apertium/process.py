@@ -16,8 +16,9 @@ READ_LIMIT = 64 * 1024 * 1024
 
 async def spawn_shell(script: str, stderr: int) -> asyncio.subprocess.Process:
     """Runs ``script``, a mode's shell pipeline, with pipes for its stdin and stdout."""
-    # A mode's $1 is the generator's unknown-word flag (-g marks them with '*', as the CLI
-    # does); $2 is the tagger's extra option, empty. A new session lets stop() kill every
+    # A mode's $1 is the generator's flag: -n leaves unknown words unmarked (the CLI's -u,
+    # APY's markUnknown=no), where -g would write '*word' into translated text; $2 is the
+    # tagger's extra option, empty. A new session lets stop() kill every
     # stage of a shell pipeline at once. --norc: under uvloop stdin is a socket, and bash
     # then reads ~/.bashrc as if started by sshd; a pipeline must not run the user's set-up.
     return await spawned(
@@ -27,7 +28,7 @@ async def spawn_shell(script: str, stderr: int) -> asyncio.subprocess.Process:
             "-c",
             script,
             "apertium",
-            "-g",
+            "-n",
             "",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

@@ -57,7 +57,7 @@ def split_script(script: str) -> Script:
     stages = [stage.strip() for stage in script.split(" | ")]
     for i, stage in enumerate(stages):
         if _HMM_TAGGER.match(stage):
-            argv = shlex.split(stage.replace("$1", "-g").replace("$2", ""))
+            argv = shlex.split(stage.replace("$1", "-n").replace("$2", ""))
             tagger = [shutil.which(argv[0]) or argv[0], "-d", *argv[1:]]
             return Script(" | ".join(stages[:i]), tagger, " | ".join(stages[i + 1 :]) or None)
     return Script(script)

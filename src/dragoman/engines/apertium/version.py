@@ -36,6 +36,7 @@ def pair_version(mode_file: Path) -> str:
     the version of dragoman (whose stream handling is part of every output)."""
     digest = hashlib.sha256()
     digest.update(__version__.encode())
+    digest.update(b"unmarked")  # the generator leaves unknown words unmarked (-n)
     script = mode_file.read_bytes()
     digest.update(script)
     for word in shlex.split(script.decode("utf-8", "replace"), posix=True):
