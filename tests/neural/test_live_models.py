@@ -75,7 +75,8 @@ async def test_an_upgrade_replaces_the_loaded_model_and_its_version_at_once(
     assert served.version(EN_FR) != version
     assert await served.translate(EN_FR, SENTENCES) == expected
     (loaded,) = cache.loaded()
-    assert loaded.revision == (models_dir / "en-fr" / "ctranslate2").stat().st_ino
+    assert loaded.revision is not None
+    assert loaded.revision[0] == (models_dir / "en-fr" / "ctranslate2").stat().st_ino
 
 
 async def test_a_removed_pair_is_refused_and_its_model_unloaded(

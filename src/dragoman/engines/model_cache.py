@@ -35,6 +35,7 @@ class LoadedModel(Protocol):
 
 
 M = TypeVar("M", bound=LoadedModel)
+Revision = tuple[int, int]  # a model folder's (st_ino, st_ctime_ns)
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +44,10 @@ class ModelKey:
     device: str
     pair: Pair
     path: Path
-    # The folder's inode: an upgrade puts a new folder at the same path (one rename), and
-    # the model loaded from the old one must not serve for it.
-    revision: int = 0
+    # The folder's inode and change time: an upgrade puts a new folder at the same path (one
+    # rename), and the model loaded from the old one must not serve for it. None: not a folder
+    # that can change.
+    revision: Revision | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -81,9 +83,7 @@ class ModelCache:
             with entry.loading:
                 if entry.model is None:
                     with self._lock:
-                        victims = self._evict(
-                            room_for=entry.size_bytes, keep=key, loading=True
-                        )
+                        victims = self._evict(room_for=entry.size_bytes, keep=key, loading=True)
                     self._unload(victims, "make room")
                     self._warn_if_over_budget(key, entry)
                     started = time.monotonic()

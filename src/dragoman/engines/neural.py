@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Generic
 
 from dragoman import __version__
-from dragoman.engines.model_cache import M, ModelCache, ModelKey
+from dragoman.engines.model_cache import M, ModelCache, ModelKey, Revision
 from dragoman.errors import InvalidRequest, UnsupportedPair
 from dragoman.languages import canonical
 from dragoman.models import Pair
@@ -110,7 +110,7 @@ class ModelHost(Generic[M]):
         self._device = device
         self._load = load
         self._thread: ThreadPoolExecutor | None = None
-        self._versions: dict[Path, tuple[float, int, str]] = {}
+        self._versions: dict[Path, tuple[float, Revision | None, str]] = {}
 
     def pairs(self) -> frozenset[Pair]:
         found = self.catalog.models()
@@ -120,16 +120,18 @@ class ModelHost(Generic[M]):
     def version(self, pair: Pair) -> str:
         """The fingerprint of the pair's model directory, read again at most every
         ``VERSION_REFRESH_S`` and at once when the folder is another (an upgrade)."""
-        path = self.catalog.path(pair)
-        revision = _revision(path)
+        key = self._key(pair)
         now = time.monotonic()
-        known = self._versions.get(path)
-        if known is None or known[1] != revision or now - known[0] >= VERSION_REFRESH_S:
-            known = (now, revision, model_fingerprint(path))
-            self._versions[path] = known
+        known = self._versions.get(key.path)
+        if known is None or known[1] != key.revision or now - known[0] >= VERSION_REFRESH_S:
+            known = (now, key.revision, model_fingerprint(key.path))
+            self._versions[key.path] = known
         return known[2]
 
     def warm_pairs(self) -> frozenset[Pair]:
+        """The pairs loaded now. A worker's heartbeat asks for them, so an idle worker
+        frees the memory of a removed model too."""
+        self._forget_stale()
         return frozenset(
             key.pair for key in self._cache.loaded() if self._owns(key) and not _stale(key)
         )
@@ -143,8 +145,7 @@ class ModelHost(Generic[M]):
         self, pair: Pair, segments: Sequence[str], run: Callable[[M, list[str]], list[str]]
     ) -> list[str]:
         """``run`` on the pair's model, in this engine's thread; blank segments give ``""``."""
-        path = self.catalog.path(pair)
-        key = ModelKey(self._engine, self._device, pair, path, _revision(path))
+        key = self._key(pair)
         self._forget_stale()
 
         def work(texts: list[str]) -> list[str]:
@@ -167,6 +168,13 @@ class ModelHost(Generic[M]):
             await asyncio.to_thread(thread.shutdown, wait=True)
         self._cache.unload(self._owns)
 
+    def _key(self, pair: Pair) -> ModelKey:
+        path = self.catalog.path(pair)
+        revision = _revision(path)
+        if revision is None:  # taken out since it was listed
+            raise UnsupportedPair(f"{self._engine} has no model for {pair} any more")
+        return ModelKey(self._engine, self._device, pair, path, revision)
+
     def _owns(self, key: ModelKey) -> bool:
         return (
             key.engine == self._engine
@@ -175,16 +183,20 @@ class ModelHost(Generic[M]):
         )
 
 
-def _revision(path: Path) -> int:
+def _revision(path: Path) -> Revision | None:
+    """The folder's identity: its inode and its last change (a rename is one); ``None`` once
+    it is gone. A folder deleted and copied again by hand may get its inode back (ext4 hands
+    a freed one out at once), never its change time."""
     try:
-        return path.stat().st_ino
+        found = path.stat()
     except OSError:
-        return -1
+        return None
+    return found.st_ino, found.st_ctime_ns
 
 
 def _stale(key: ModelKey) -> bool:
     """Whether ``key``'s folder is gone or is another folder now."""
-    return key.revision != 0 and _revision(key.path) != key.revision
+    return key.revision is not None and _revision(key.path) != key.revision
 
 
 class HostedEngine(Generic[M]):
