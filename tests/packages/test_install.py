@@ -244,7 +244,8 @@ def test_a_newer_version_replaces_the_installed_one_and_an_equal_one_is_kept(
     assert install(server, models, "en-fr").exit_code == 0
     manifest = read_manifest(models / "en-fr" / "ctranslate2")
     assert manifest is not None and manifest.version == "1.1"
-    assert not any((models / ".trash").iterdir())
+    assert not (models / ".trash").exists() or not any((models / ".trash").iterdir())
+    assert listing(models / ".staging") == []
 
 
 def test_a_non_commercial_model_needs_the_licence_accepted(

@@ -4,6 +4,8 @@ folders beside them that no engine lists (``.staging``, ``.downloads``, ``.locks
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import os
 import shutil
 import uuid
@@ -16,6 +18,24 @@ from filelock import FileLock, Timeout
 from dragoman.engines.manifest import Manifest, read_manifest
 from dragoman.models import Pair
 from dragoman.packages.errors import PackageError
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Swaps two existing paths atomically (Linux ``renameat2`` with ``RENAME_EXCHANGE``);
+    False where the C library or the file system cannot."""
+    renameat2 = getattr(ctypes.CDLL(None, use_errno=True), "renameat2", None)
+    if renameat2 is None:
+        return False
+    done = renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if done == 0:
+        return True
+    error = ctypes.get_errno()
+    if error in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):
+        return False
+    raise OSError(error, os.strerror(error), str(b))
 
 
 class ModelsFolder:
@@ -58,16 +78,22 @@ class ModelsFolder:
             lock.release()
 
     def put(self, staged: Path, pair: Pair, engine: str) -> Path:
-        """Moves the finished model ``staged`` to its place; an older one there leaves in the
-        same instant as far as a reader of the folder can tell (two renames, no copy)."""
+        """Moves the finished model ``staged`` to its place. An older one there is swapped
+        out in one step where the kernel can (``renameat2``'s exchange): a reader sees the
+        old model or the new one, never none; elsewhere two renames leave the path empty
+        for an instant."""
         target = self.model_dir(pair, engine)
         target.parent.mkdir(parents=True, exist_ok=True)
-        old = self._trash_path() if target.exists() else None
-        if old is not None:
-            os.rename(target, old)
+        if not target.exists():
+            os.rename(staged, target)
+            return target
+        if exchange(staged, target):
+            shutil.rmtree(staged, ignore_errors=True)  # the old model, swapped out
+            return target
+        old = self._trash_path()
+        os.rename(target, old)
         os.rename(staged, target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
         return target
 
     def take_out(self, pair: Pair, engine: str) -> bool:
