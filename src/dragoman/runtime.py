@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TypedDict, Unpack
 
+from dragoman.backoff import until_reached, without_password
 from dragoman.bus import Bus, open_bus
 from dragoman.clock import Clock, SystemClock
 from dragoman.metrics import Metrics
@@ -40,11 +41,20 @@ class Runtime:
             clock=given.get("clock") or SystemClock(),
         )
 
-    async def open(self, *, bus: bool = True) -> None:
-        """The store first (it migrates the schema), then the bus (unless not used)."""
-        await self.store.open()
+    async def open(self, *, bus: bool = True, retry: bool = False) -> None:
+        """The store first (it migrates the schema), then the bus (unless not used). With
+        ``retry``, one that does not answer is tried again with backoff, as long as it
+        takes (``until_reached``); cancel to give up."""
+        if not retry:
+            await self.store.open()
+            if bus:
+                await self.bus.open()
+            return
+        store = f"the store at {without_password(self.settings.resolved_database_url)}"
+        await until_reached(store, self.store.open)
         if bus:
-            await self.bus.open()
+            broker = f"the message bus at {without_password(self.settings.broker_url)}"
+            await until_reached(broker, self.bus.open)
 
     async def close(self, *, bus: bool = True) -> None:
         """The reverse order of ``open``."""

@@ -9,6 +9,8 @@ written-down order.
 - ``ScalerService`` (``dragoman scaler``): one pool's autoscaler.
 The API side (``_Front``: the manager, file jobs, the translator) and the dispatch side
 (``_Dispatch``: the queue, the watchdog, the notifier) are built by one helper each.
+
+The four programs of the distributed deployment start in the background (``programs.py``).
 """
 
 from __future__ import annotations
@@ -25,21 +27,18 @@ from typing import Unpack
 
 from dragoman.api.schemas import JobOut
 from dragoman.batcher import SyncTranslator
-from dragoman.bus import Bus
-from dragoman.clock import Clock
 from dragoman.engines import Engines, open_engines
 from dragoman.errors import TransientError
 from dragoman.files import FileJobs
 from dragoman.manager import BatchRequestsManager, BusIntake, Intake, LocalIntake
-from dragoman.metrics import Metrics
 from dragoman.models import IN_FLIGHT, Pool, WorkerInfo
+from dragoman.programs import Distributed, Program
 from dragoman.queue import BatchRequestsQueue
 from dragoman.runtime import Adapters, Runtime
 from dragoman.scaling import ReplicaController, WorkerSource
 from dragoman.scaling.inprocess import InProcessController
 from dragoman.scaling.scaler import Scaler
 from dragoman.settings import Settings
-from dragoman.store import JobStore
 from dragoman.watchdog import Watchdog
 from dragoman.webhooks.notifier import Notifier
 from dragoman.worker import BatchWorker
@@ -47,48 +46,6 @@ from dragoman.worker import BatchWorker
 log = logging.getLogger(__name__)
 
 WATCHDOG_LEASE = "watchdog"
-
-
-class _Program:
-    """A program over one runtime; the shared parts are reachable by name."""
-
-    def __init__(self, runtime: Runtime) -> None:
-        self.runtime = runtime
-
-    @property
-    def settings(self) -> Settings:
-        return self.runtime.settings
-
-    @property
-    def store(self) -> JobStore:
-        return self.runtime.store
-
-    @property
-    def bus(self) -> Bus:
-        return self.runtime.bus
-
-    @property
-    def clock(self) -> Clock:
-        return self.runtime.clock
-
-    @property
-    def metrics(self) -> Metrics:
-        return self.runtime.metrics
-
-    def alive(self) -> bool:
-        """False once a part that should run forever has died (liveness fails)."""
-        return True
-
-    async def ready(self) -> None:
-        """Raises ``TransientError`` unless the store and the bus answer."""
-        await self.store.ping()
-        try:
-            await self.bus.ping()
-        except Exception as exc:
-            raise TransientError(f"message bus unavailable: {exc}") from None
-
-    def refresh_gauges(self) -> None:
-        """Brings gauges that are read, not counted, up to date before a scrape."""
 
 
 class _Front:
@@ -137,7 +94,7 @@ class _Dispatch:
             self._metrics.in_flight.labels(pool.value).set(self.watchdog.in_flight(pool))
 
 
-class _Serving(_Program):
+class _Serving(Program):
     """A program that serves the public API: its ``front`` does the work of the routes."""
 
     front: _Front
@@ -159,7 +116,9 @@ class _Serving(_Program):
         return self.front.translator
 
 
-class ApiService(_Serving):
+class ApiService(Distributed, _Serving):
+    name = "dragoman api"
+
     def __init__(
         self,
         settings: Settings,
@@ -170,14 +129,11 @@ class ApiService(_Serving):
         super().__init__(Runtime.from_settings(settings, **adapters))
         self.front = _Front(self.runtime, engines or open_engines(settings), BusIntake(self.bus))
 
-    async def start(self) -> None:
-        await self.runtime.open()
+    def begin(self) -> None:
         self.front.start()
-        log.info("dragoman api started")
 
-    async def stop(self) -> None:
+    async def end(self) -> None:
         await self.front.stop()
-        await self.runtime.close()
 
 
 class EmbeddedService(_Serving):
@@ -269,21 +225,20 @@ class EmbeddedService(_Serving):
             self.metrics.workers_current.labels(pool.value).set(len(self.controllers[pool].workers))
 
 
-class WatchdogService(_Program):
+class WatchdogService(Distributed):
     """Runs the watchdog while it holds the lease; renews it every third of its TTL."""
 
     def __init__(self, settings: Settings, **adapters: Unpack[Adapters]) -> None:
         super().__init__(Runtime.from_settings(settings, **adapters))
         self.holder = f"{settings.worker_host}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.name = f"dragoman watchdog {self.holder}"
         self.dispatch = _Dispatch(self.runtime)
         self.queue, self.watchdog = self.dispatch.queue, self.dispatch.watchdog
         self.active = False
         self._leasing: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        await self.runtime.open()
+    def begin(self) -> None:
         self._leasing = asyncio.create_task(self._hold_lease(), name="watchdog-lease")
-        log.info("dragoman watchdog %s started", self.holder)
 
     async def _hold_lease(self) -> None:
         ttl = self.settings.lease_ttl_s
@@ -309,13 +264,13 @@ class WatchdogService(_Program):
                 self.active = False
             await asyncio.sleep(ttl / 3)
 
-    def alive(self) -> bool:
+    def running(self) -> bool:
         return self._leasing is not None and not self._leasing.done()
 
     def refresh_gauges(self) -> None:
         self.dispatch.refresh_gauges()
 
-    async def stop(self) -> None:
+    async def end(self) -> None:
         if self._leasing is not None:
             self._leasing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -323,10 +278,9 @@ class WatchdogService(_Program):
         if self.active:
             await self.watchdog.stop()
             self.active = False
-        await self.runtime.close()
 
 
-class WorkerService(_Program):
+class WorkerService(Distributed):
     """One worker of one pool; ``stop`` drains it (the job in hand is finished first)."""
 
     def __init__(
@@ -341,29 +295,29 @@ class WorkerService(_Program):
         self.pool = pool
         self.engines = engines or open_engines(settings, pool)
         name = f"{pool}-{settings.worker_host}-{os.getpid()}"
+        self.name = f"dragoman worker {name}"
         self.worker = BatchWorker(self.runtime, name=name, pool=pool, engines=self.engines)
         self._running: asyncio.Task[None] | None = None
 
-    async def start(self) -> None:
-        await self.runtime.open()
+    def begin(self) -> None:
         self._running = asyncio.create_task(self.worker.run(), name=f"worker-{self.worker.name}")
-        log.info("dragoman worker %s started", self.worker.name)
 
-    def alive(self) -> bool:
+    def running(self) -> bool:
         return self._running is not None and not self._running.done()
 
-    async def stop(self) -> None:
+    async def end(self) -> None:
         if self._running is not None:
             log.info("worker %s draining", self.worker.name)
             await self.worker.drain(self._running)
         await self.engines.close()
-        await self.runtime.close()
         log.info("worker %s stopped", self.worker.name)
 
 
-class ScalerService(_Program):
+class ScalerService(Distributed):
     """``dragoman scaler``: one pool's autoscaler over a process or Kubernetes backend. It
     needs the store only: the bus is never opened."""
+
+    uses_bus = False
 
     def __init__(
         self,
@@ -376,23 +330,18 @@ class ScalerService(_Program):
         self.pool = pool
         controller = make_controller(self.live_workers)
         self.scaler = Scaler(self.runtime, pool=pool, controller=controller)
+        self.name = f"dragoman scaler of pool {pool}"
 
     async def live_workers(self) -> list[WorkerInfo]:
         ttl = timedelta(seconds=self.settings.worker_ttl_s)
         return await self.store.live_workers(self.pool, self.clock.now() - ttl)
 
-    async def start(self) -> None:
-        await self.runtime.open(bus=False)
+    def begin(self) -> None:
         self.scaler.start()
-        log.info("dragoman scaler of pool %s started", self.scaler.pool)
 
-    def alive(self) -> bool:
+    def running(self) -> bool:
         return self.scaler.alive()
 
-    async def ready(self) -> None:
-        await self.store.ping()
-
-    async def stop(self) -> None:
+    async def end(self) -> None:
         await self.scaler.stop()
         await self.scaler.controller.close()  # local worker processes drain and exit
-        await self.runtime.close(bus=False)

@@ -36,6 +36,11 @@ class Settings(BaseSettings):
     operator_tenants: str | None = None
     host: str = "127.0.0.1"
     port: int = 8080
+    # /healthz, /readyz and /metrics of the processes without the API: one default port
+    # each, so that a watchdog, a worker and a scaler can share a host (0: any free port).
+    watchdog_probe_port: int = Field(9100, ge=0, le=65535)
+    worker_probe_port: int = Field(9101, ge=0, le=65535)
+    scaler_probe_port: int = Field(9102, ge=0, le=65535)
 
     gpu_threshold_segments: int = Field(3000, ge=1)
     heartbeat_interval_s: float = Field(1.0, gt=0)

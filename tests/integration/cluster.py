@@ -21,6 +21,7 @@ from dragoman.bus.rabbitmq import RabbitBus
 from dragoman.messages import WATCHDOG_QUEUE, work_queue
 from tests.contract.conftest import drop_postgres_database, fresh_postgres_database
 from tests.integration.server import free_port
+from tests.processes import reap
 
 BROKER_URL = os.environ.get("DRAGOMAN_TEST_BROKER_URL", "amqp://guest:guest@127.0.0.1:5672/")
 
@@ -56,7 +57,10 @@ class Process:
         command = [sys.executable, "-m", "dragoman.cli", role, *args, "--port", str(self.port)]
         self.log = log
         with log.open("ab") as out:
-            self.proc = subprocess.Popen(command, env=env, stdout=out, stderr=out)
+            # A process group of its own: the cluster's close reaps a scaler's workers too.
+            self.proc = subprocess.Popen(
+                command, env=env, stdout=out, stderr=out, start_new_session=True
+            )
 
     def ready(self) -> bool:
         assert self.proc.poll() is None, f"{self.role} exited:\n{self.log.read_text()}"
@@ -115,11 +119,9 @@ class Cluster:
             if process.proc.poll() is None:
                 process.proc.terminate()
         for process in self.processes:
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                process.proc.kill()
-                process.proc.wait(10)
+            reap(process.proc, group=True)  # what is left of it and of what it started
 
         async def cleanup() -> None:
             bus = RabbitBus(BROKER_URL, prefix=self.prefix)

@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from tests.processes import reap, reaped
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -36,23 +38,34 @@ class Server:
         command += ["--data-dir", str(self.data_dir)]
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(command, env=self.env, stdout=log, stderr=log)
+        try:
+            self._wait_ready(self.proc, timeout_s)
+        except BaseException:
+            reap(self.proc)  # the caller never gets a server to stop
+            self.proc = None
+            raise
+        return self
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()
+            assert proc.poll() is None, self.log.read_text()
             try:
                 if httpx.get(f"{self.url}/readyz", timeout=1).status_code == 200:
-                    return self
+                    return
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
         raise AssertionError(f"server did not become ready:\n{self.log.read_text()}")
 
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 30) -> int:
+        """Sends ``sig`` and waits for the exit status; one that does not come in
+        ``timeout_s`` fails the test, and the process is killed."""
         assert self.proc is not None
-        self.proc.send_signal(sig)
-        code = self.proc.wait(timeout_s)
-        self.proc = None
-        return code
+        proc, self.proc = self.proc, None
+        with reaped(proc):
+            proc.send_signal(sig)
+            return proc.wait(timeout_s)
 
     def client(self) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=30)

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dragoman.engines import Pair
+from dragoman.engines import Engines, Pair
 from dragoman.engines.apertium import ApertiumEngine
 from dragoman.models import JobStatus
 from dragoman.settings import Settings
@@ -49,12 +49,13 @@ def job_segments(index: int) -> list[str]:
 
 @cache
 def reference() -> dict[str, str]:
-    """Each corpus line as the engine translates it alone: a clean run's output."""
+    """Each corpus line as the engine translates it alone, with the source's edges (as
+    ``Engines`` gives every translation): a clean run's output."""
 
     async def translate() -> list[str]:
         engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=1)
         try:
-            return await engine.translate(Pair("en", "es"), corpus())
+            return await Engines([engine]).translate("apertium", Pair("en", "es"), corpus())
         finally:
             await engine.close()
 

@@ -26,7 +26,12 @@ async def test_the_bus_survives_its_connection_being_closed_by_the_broker() -> N
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
-        assert await asyncio.wait_for(closer.wait(), 60) == 0
+        try:
+            assert await asyncio.wait_for(closer.wait(), 60) == 0
+        finally:
+            if closer.returncode is None:
+                closer.kill()
+                await closer.wait()
         for _ in range(100):  # the robust connection comes back by itself
             try:
                 await bus.publish("q", {"n": 2})

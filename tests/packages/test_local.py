@@ -4,6 +4,7 @@ and a disk that fills up."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,6 +20,7 @@ from dragoman.cli import app
 from dragoman.engines.manifest import read_manifest
 from tests.packages.builders import argos_package, index_entry, write_index
 from tests.packages.server import PackageServer
+from tests.processes import reaped
 
 OFFLINE = {"DRAGOMAN_OFFLINE": "1", "COLUMNS": "200"}
 
@@ -233,8 +235,12 @@ def test_two_installs_of_one_pair_at_once_do_not_interleave(
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
 
-    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, env=env) for _ in range(2)]
-    outputs = [run.communicate(timeout=100)[0].decode() for run in runs]
+    with contextlib.ExitStack() as stack:
+        runs = [
+            stack.enter_context(reaped(subprocess.Popen(command, stdout=subprocess.PIPE, env=env)))
+            for _ in range(2)
+        ]
+        outputs = [run.communicate(timeout=100)[0].decode() for run in runs]
 
     assert [run.returncode for run in runs] == [0, 0]
     endings = sorted(json.loads(out.splitlines()[-1])["status"] for out in outputs)
@@ -322,3 +328,20 @@ def test_the_catalogue_still_lists_rule_based_pairs_when_the_index_is_out_of_rea
     assert "neural packages are not listed" in listed.stderr
     rows = json.loads(listed.stdout)
     assert rows and {r["kind"] for r in rows} == {"rule-based"}
+
+
+def test_an_upgrade_swaps_the_folders_in_one_step_where_the_kernel_can(tmp_path: Path) -> None:
+    from dragoman.packages.layout import exchange
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.mkdir()
+    (old / "model.bin").write_text("old")
+    new.mkdir()
+    (new / "model.bin").write_text("new")
+
+    swapped = exchange(new, old)
+
+    if not swapped:
+        pytest.skip("renameat2 RENAME_EXCHANGE is not available here")
+    assert (old / "model.bin").read_text() == "new"
+    assert (new / "model.bin").read_text() == "old"

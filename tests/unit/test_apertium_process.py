@@ -4,7 +4,9 @@ a pipeline whose start is cancelled is killed whole."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -60,19 +62,25 @@ def test_a_pipeline_whose_start_is_cancelled_is_killed_whole(run: Runner) -> Non
 
         task = asyncio.ensure_future(spawned(starting()))
         await forked.wait()
-        task.cancel()
-        await asyncio.sleep(0.05)
-        assert not task.done()  # the start is not cut short
-        under_way.set()
-        with pytest.raises(asyncio.CancelledError):
-            await asyncio.wait_for(task, 10)
         group = started[0].pid
-        assert started[0].returncode is not None
-        for _ in range(100):
-            if not _running_in_group(group):
-                break
+        try:
+            task.cancel()
             await asyncio.sleep(0.05)
-        assert _running_in_group(group) == []
+            assert not task.done()  # the start is not cut short
+            under_way.set()
+            with pytest.raises(asyncio.CancelledError):
+                await asyncio.wait_for(task, 10)
+            assert started[0].returncode is not None
+            for _ in range(100):
+                if not _running_in_group(group):
+                    break
+                await asyncio.sleep(0.05)
+            assert _running_in_group(group) == []
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # a failure leaves none behind
+                os.killpg(group, signal.SIGKILL)
+            if started[0].returncode is None:
+                await started[0].wait()
 
     run(main())
 

@@ -31,6 +31,7 @@ from typer.testing import CliRunner, Result
 
 from dragoman.api.app import create_app
 from dragoman.cli import app
+from dragoman.cli.app import INTERRUPT_GRACE_S
 from dragoman.engines import Engines
 from dragoman.models import Pool
 from dragoman.scaling import open_controller
@@ -39,6 +40,7 @@ from dragoman.services import EmbeddedService
 from dragoman.settings import Settings
 from tests.conftest import ScriptedEngine
 from tests.integration.server import free_port
+from tests.processes import reaped
 
 
 def dragoman(*args: str, **env: str | None) -> Result:
@@ -61,6 +63,19 @@ def said(result: Result) -> str:
     return " ".join(message)
 
 
+class Seen:
+    """An ASGI app in front of another that notes each HTTP request as "METHOD /path"."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.requests: list[str] = []
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            self.requests.append(f"{scope['method']} {scope['path']}")
+        await self.app(scope, receive, send)
+
+
 class Api:
     """The embedded dragoman app over a scripted engine, served by uvicorn in a thread."""
 
@@ -71,9 +86,8 @@ class Api:
         self.service = EmbeddedService(settings, engines=Engines([self.engine]))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(
-            create_app(self.service), host="127.0.0.1", port=self.port, log_level="warning"
-        )
+        self.seen = Seen(create_app(self.service))
+        config = uvicorn.Config(self.seen, host="127.0.0.1", port=self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(
@@ -97,6 +111,10 @@ class Api:
 
     def run(self, coroutine: Any) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(30)
+
+    def following(self) -> bool:
+        """A client has asked for a job by its id: it got the job's answer and follows it."""
+        return any(request.startswith("GET /v1/jobs/") for request in self.seen.requests)
 
     def jobs(self) -> list[dict[str, Any]]:
         jobs: list[dict[str, Any]] = httpx.get(f"{self.url}/v1/jobs", timeout=10).json()["jobs"]
@@ -413,24 +431,37 @@ def test_a_job_cancelled_meanwhile_is_reported(fresh_api: Api, text: Path) -> No
     assert not (text.parent / "a.es.txt").exists()
 
 
+# A shell without job control starts a command put in the background with SIGINT ignored,
+# and the ignoring is inherited down to every process it starts: a suite run from such a
+# script started the CLI deaf to Ctrl-C (issue 23). The launcher below does the same.
+IGNORING_SIGINT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
+def start_cli(*args: str, sigint_ignored: bool = False) -> subprocess.Popen[str]:
+    """``python -m dragoman.cli ARGS`` with no DRAGOMAN_* variables, stderr piped."""
+    command = [sys.executable, "-m", "dragoman.cli", *args]
+    if sigint_ignored:
+        command = [sys.executable, "-c", IGNORING_SIGINT, *command[1:]]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DRAGOMAN_")}
+    return subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("sigint", ["default", "ignored"], ids=lambda s: f"sigint-{s}-at-start")
 def test_ctrl_c_while_following_leaves_the_job_running_and_says_so(
-    fresh_api: Api, text: Path
+    fresh_api: Api, text: Path, sigint: str
 ) -> None:
     fresh_api.engine.release.clear()
-    command = [sys.executable, "-m", "dragoman.cli", "translate", str(text)]
-    command += ["--from", "en", "--to", "es", "--server", fresh_api.url]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("DRAGOMAN_")}
-    proc = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
-    try:
+    args = ["translate", str(text), "--from", "en", "--to", "es", "--server", fresh_api.url]
+    with reaped(start_cli(*args, sigint_ignored=sigint == "ignored")) as proc:
         deadline = time.monotonic() + 30
-        while not fresh_api.jobs():
+        while not fresh_api.following():
             assert proc.poll() is None and time.monotonic() < deadline
             time.sleep(0.05)
-        time.sleep(1)  # it is following now
         proc.send_signal(signal.SIGINT)
         _, stderr = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     (job,) = fresh_api.jobs()
@@ -439,6 +470,36 @@ def test_ctrl_c_while_following_leaves_the_job_running_and_says_so(
     assert f"dragoman jobs --server {fresh_api.url}" in stderr
     assert f"curl -X DELETE {fresh_api.url}/v1/jobs/{job['id']}" in stderr
     assert not (text.parent / "a.es.txt").exists()
+
+
+def test_ctrl_c_ends_the_command_even_where_the_interrupt_is_lost() -> None:
+    # Python raises KeyboardInterrupt between two bytecodes, wherever they are: in a
+    # __del__ or a weakref callback it is printed and dropped, in a class created by an
+    # import it becomes a RuntimeError. The process must end all the same.
+    swallower = (
+        "import signal, time\n"
+        "from dragoman.cli.app import answer_ctrl_c\n"
+        "answer_ctrl_c()\n"
+        "handler = signal.getsignal(signal.SIGINT)\n"
+        "def lost(signum, frame):\n"
+        "    try:\n"
+        "        handler(signum, frame)\n"
+        "    except KeyboardInterrupt:\n"
+        "        pass\n"
+        "signal.signal(signal.SIGINT, lost)\n"
+        "print('ready', flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    command = [sys.executable, "-c", swallower]
+    with reaped(subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)) as proc:
+        assert proc.stdout is not None and proc.stdout.readline() == b"ready\n"
+        sent = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+        waited_s = time.monotonic() - sent
+    assert proc.returncode == 130
+    assert INTERRUPT_GRACE_S <= waited_s < INTERRUPT_GRACE_S + 10
+    assert stderr.decode() == "dragoman: interrupted\n"
 
 
 # --- the contract is documented ----------------------------------------------------------
@@ -456,6 +517,30 @@ def test_pool_is_validated_by_the_command_line() -> None:
         result = dragoman(command, "--pool", "tpu")
         assert result.exit_code == 2
         assert "tpu" in result.output and "cpu" in result.output and "gpu" in result.output
+
+
+def test_the_watchdog_worker_and_scaler_have_probe_ports_of_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # One host runs a watchdog, a worker and a scaler side by side (the process backend, a
+    # small install): with one default port they collided.
+    served: dict[str, int] = {}
+
+    def serve(app: Any, *, host: str, port: int) -> None:
+        served[app.title] = port
+
+    monkeypatch.setattr("dragoman.api.server.serve", serve)
+    for command in ("watchdog", "worker", "scaler"):
+        assert dragoman(command).exit_code == 0
+    assert served == {
+        "dragoman watchdog": 9100,
+        "dragoman worker (cpu)": 9101,
+        "dragoman scaler (cpu)": 9102,
+    }
+    assert dragoman("worker", DRAGOMAN_WORKER_PROBE_PORT="9201").exit_code == 0
+    assert served["dragoman worker (cpu)"] == 9201
+    assert dragoman("worker", "--port", "0", DRAGOMAN_WORKER_PROBE_PORT="9201").exit_code == 0
+    assert served["dragoman worker (cpu)"] == 0
 
 
 def test_an_unknown_scaler_backend_is_a_usage_error() -> None:

@@ -15,7 +15,7 @@ LAYERS: dict[str, int] = {
         ["errors", "models", "settings", "clock", "languages", "metrics", "messages"], 0
     ),
     **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection", "terms"], 1),
-    **dict.fromkeys(["runtime", "packages"], 2),
+    **dict.fromkeys(["runtime", "backoff", "packages"], 2),
     **dict.fromkeys(
         [
             "queue",
@@ -34,7 +34,7 @@ LAYERS: dict[str, int] = {
         ],
         3,
     ),
-    **dict.fromkeys(["api", "services", "client", "cli"], 4),
+    **dict.fromkeys(["api", "programs", "services", "client", "cli"], 4),
 }
 MAX_MODULE_LINES = 400
 

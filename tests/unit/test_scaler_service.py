@@ -40,6 +40,7 @@ async def test_the_scaler_runs_and_is_ready_without_a_broker(make_settings: Any)
     service = ScalerService(make_settings(broker_url=NO_BROKER), Pool.CPU, make)
     await asyncio.wait_for(service.start(), 10)
     try:
+        await asyncio.wait_for(service.wait_started(), 10)
         await asyncio.wait_for(service.ready(), 10)
         assert service.alive()
     finally:

@@ -7,7 +7,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import aio_pika
 from aio_pika.abc import (
@@ -15,11 +15,34 @@ from aio_pika.abc import (
     AbstractRobustChannel,
     AbstractRobustConnection,
 )
+from aio_pika.connection import make_url
 
 from dragoman.bus import DEAD_LETTER_QUEUE, Message
 from dragoman.errors import BusUnavailable
 
 log = logging.getLogger(__name__)
+
+
+# What aiormq and aio-pika log of a first connection that fails (an error, then "closed,
+# reconnecting" though a first connection is not retried): ``open``'s caller says it once.
+_CONNECTING_LOGGERS = ("aiormq.connection", "aio_pika.robust_connection")
+
+
+@contextlib.contextmanager
+def _quiet_connecting() -> Iterator[None]:
+    silence = logging.Filter("-")  # passes no record: no logger has that name
+    for name in _CONNECTING_LOGGERS:
+        logging.getLogger(name).addFilter(silence)
+    try:
+        yield
+    finally:
+        for name in _CONNECTING_LOGGERS:
+            logging.getLogger(name).removeFilter(silence)
+
+
+async def _close_quietly(connection: AbstractRobustConnection) -> None:
+    with contextlib.suppress(Exception):
+        await connection.close()
 
 
 class RabbitDelivery:
@@ -51,20 +74,36 @@ class RabbitBus:
         return f"{self._prefix}.{queue}"
 
     async def open(self) -> None:
-        self._connection = await aio_pika.connect_robust(self._url)
+        """Connects and declares the dead-letter queue. ``BusUnavailable`` if the broker
+        cannot be reached; then, as on any failure, nothing stays open and the next
+        ``open`` starts afresh (start-up tries again until the broker answers)."""
+        connection = aio_pika.RobustConnection(make_url(self._url))
+        try:
+            with _quiet_connecting():
+                await connection.connect()
+            self._publisher = await self._declare_dead_letters(connection)
+        except (aio_pika.exceptions.AMQPConnectionError, OSError) as exc:
+            await _close_quietly(connection)
+            raise BusUnavailable(f"message broker unavailable: {exc}") from None
+        except BaseException:
+            await _close_quietly(connection)
+            raise
+        self._connection = connection
+
+    async def _declare_dead_letters(
+        self, connection: AbstractRobustConnection
+    ) -> AbstractRobustChannel:
+        """The publishing channel, once the dead-letter exchange and queue exist."""
         # A mandatory message that no queue takes comes back: with on_return_raises the
         # publish fails, which is how ``publish_private`` learns its worker is gone.
-        self._publisher = await self._connection.channel(
-            publisher_confirms=True, on_return_raises=True
-        )
-        dead = await self._publisher.declare_exchange(
+        publisher = await connection.channel(publisher_confirms=True, on_return_raises=True)
+        dead = await publisher.declare_exchange(
             self._name(DEAD_LETTER_QUEUE), aio_pika.ExchangeType.FANOUT, durable=True
         )
-        dead_queue = await self._publisher.declare_queue(
-            self._name(DEAD_LETTER_QUEUE), durable=True
-        )
+        dead_queue = await publisher.declare_queue(self._name(DEAD_LETTER_QUEUE), durable=True)
         await dead_queue.bind(dead)
         self._declared.add(DEAD_LETTER_QUEUE)
+        return publisher
 
     async def _declare(
         self, channel: AbstractRobustChannel, queue: str

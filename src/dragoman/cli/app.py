@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
+import time
 from enum import IntEnum
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
@@ -24,6 +28,9 @@ class ExitCode(IntEnum):
     USAGE = 2  # as click's usage errors: a bad option, --server URL or file
     UNREACHABLE = 3  # no working dragoman at --server
     INTERRUPTED = 130  # Ctrl-C (128 + SIGINT)
+
+
+INTERRUPT_GRACE_S = 5.0  # after Ctrl-C, the longest a command takes to end
 
 
 EXIT_CODES = {
@@ -55,6 +62,43 @@ ApiKey = Annotated[
 ]
 PoolOption = Annotated[Pool, typer.Option(help="The worker pool")]
 Host = Annotated[str, typer.Option(help="Address to listen on")]
+
+
+class _CtrlC:
+    """The SIGINT handler: raises ``KeyboardInterrupt``, so that a command can say what
+    became of its job, and ends the process ``INTERRUPT_GRACE_S`` later if that has not.
+
+    Python raises the exception between two bytecodes, wherever they are: in a ``__del__``
+    or a weakref callback it is printed and dropped; in a class that an import is creating,
+    Python 3.11 turns it into a ``RuntimeError``. The deadline holds in every such case.
+
+    The handler takes no lock: it may run while the code it interrupts holds one (starting a
+    thread takes one; so does an ``Event``, which a second Ctrl-C would find taken). It wakes
+    a thread started beforehand through a pipe."""
+
+    def __init__(self) -> None:
+        self._wake, self._waker = os.pipe()
+        deadline = threading.Thread(target=self._deadline, name="ctrl-c-deadline", daemon=True)
+        deadline.start()
+
+    def _deadline(self) -> None:
+        os.read(self._wake, 1)
+        time.sleep(INTERRUPT_GRACE_S)
+        os.write(2, b"dragoman: interrupted\n")
+        os._exit(ExitCode.INTERRUPTED)
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        os.write(self._waker, b"!")
+        raise KeyboardInterrupt
+
+
+def answer_ctrl_c() -> None:
+    """Ctrl-C (SIGINT) ends every command with ``ExitCode.INTERRUPTED``, within
+    ``INTERRUPT_GRACE_S``; the processes' servers take SIGINT over while they serve."""
+    # Even where SIGINT was ignored when this process started: a shell without job control
+    # starts background commands so, and every process below them inherits it. Python then
+    # leaves SIGINT ignored, and a Ctrl-C or a supervisor's SIGINT would go unanswered.
+    signal.signal(signal.SIGINT, _CtrlC())
 
 
 def setup_logging() -> None:

@@ -115,7 +115,18 @@ class Database:
         self._idle.set()
 
     async def open(self) -> None:
-        """Connects and brings the schema up to date."""
+        """Connects and brings the schema up to date; if that fails (or is cancelled),
+        nothing stays open, and ``open`` may be called again (start-up retries it)."""
+        engine = self._engine = self._create_engine()
+        try:
+            async with self.tx() as conn:
+                await conn.run_sync(_upgrade)
+        except BaseException:
+            self._engine = None
+            await engine.dispose()
+            raise
+
+    def _create_engine(self) -> AsyncEngine:
         if self._sqlite:
             path = make_url(self._url).database or ":memory:"
             if path != ":memory:":
@@ -127,9 +138,7 @@ class Database:
             event.listen(engine.sync_engine, "connect", _tune_sqlite)
         else:
             engine = create_async_engine(self._url, pool_pre_ping=True, pool_size=10)
-        self._engine = engine
-        async with self.tx() as conn:
-            await conn.run_sync(_upgrade)
+        return engine
 
     async def close(self) -> None:
         """New work fails at once; work in flight gets ``CLOSE_GRACE_S`` to finish, since
