@@ -10,7 +10,7 @@ PAIRS ?= eng-spa fr-es eng-cat
 MODELS ?=
 BROWSER_PACKAGES := chromium
 
-.PHONY: run test lint typecheck pytest apertium debian-install models chromium venv bench clean
+.PHONY: run test lint typecheck pytest apertium debian-install models chromium venv bench bench-quick clean
 
 # PyTorch first, pinned: a looser requirement lets pip pick the newest CUDA build, gigabytes
 # that a CPU-only machine never uses. Elsewhere, for the CPU build, run for example
@@ -83,6 +83,11 @@ bench: apertium venv
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/autoscale_sim.py --no-sweep
 	$(BIN)/python bench/autoscale_sim.py --no-sweep --startup 1.4 2.0 --pair-load 0.5 --name autoscale_sim_process
+
+# Every main benchmark, small (about 90 s on 2 cores), compared with bench/results/baseline.json;
+# timings never fail it. See docs/performance.md.
+bench-quick: apertium venv
+	$(BIN)/python bench/quick.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

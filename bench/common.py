@@ -10,6 +10,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -98,6 +99,12 @@ def percentile(values: Sequence[float], q: float) -> float:
     low = int(rank)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def median(values: Sequence[float | None]) -> float | None:
+    """The median of the values that are not ``None``, to 3 decimals; ``None`` if none are."""
+    known = [value for value in values if value is not None]
+    return round(statistics.median(known), 3) if known else None
 
 
 def ratio(numerator: float, denominator: float) -> float | None:

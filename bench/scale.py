@@ -221,14 +221,14 @@ def submission_report(state: Submission, jobs: int) -> dict[str, Any]:
 # ---------------------------------------------------------------- main
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--jobs", type=int, default=10_000, help="jobs to submit")
     parser.add_argument("--concurrency", type=int, default=32, help="requests in flight")
     parser.add_argument(
         "--max-seconds", type=float, default=120.0, help="stop submitting after this long"
     )
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
 def measure(args: argparse.Namespace) -> dict[str, Any]:

@@ -110,8 +110,8 @@ async def dragoman_call(session: aiohttp.ClientSession, segment: str) -> str:
 
 
 async def apy_call(session: aiohttp.ClientSession, segment: str) -> str:
-    """One segment through APY's ``GET /translate``."""
-    query = urlencode({"langpair": "eng|spa", "q": segment})
+    """One segment through APY's ``GET /translate``, unknown words unmarked as dragoman's."""
+    query = urlencode({"langpair": "eng|spa", "q": segment, "markUnknown": "no"})
     status, payload = await exchange(session, "GET", f"/translate?{query}")
     if status != 200:
         raise RequestFailed(f"{status} {payload[:200].decode(errors='replace')}")
@@ -237,13 +237,13 @@ def agreement(left: list[str | None], right: list[str | None]) -> float | None:
     return round(sum(normalize(a) == normalize(b) for a, b in both) / len(both), 4)
 
 
-def parse_args() -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--requests", type=int, default=250, help="requests per server per round")
     parser.add_argument("--rounds", type=int, default=4, help="rounds, each server once per round")
     parser.add_argument("--concurrency", type=int, default=8, help="clients in flight at once")
     parser.add_argument("--warmup", type=int, default=8, help="uncounted requests first")
-    return parser.parse_args()
+    return parser.parse_args(argv)
 
 
 def combined(outcomes: list[Outcome]) -> Outcome:
