@@ -128,13 +128,14 @@ class Terminology:
     ) -> Glossary | None:
         """The glossary a job or request names, if it may use it: the tenant's, into
         ``target``, from ``source`` (None: any, the source is detected per document).
-        ``InvalidRequest`` naming it otherwise."""
+        ``NotFound`` naming it when the tenant has no such glossary (an unknown reference,
+        as a job's URL would be), ``InvalidRequest`` when it is for another pair."""
         if glossary_id is None:
             return None
         try:
             glossary = await self.get(glossary_id, tenant)
         except NotFound:
-            raise InvalidRequest(
+            raise NotFound(
                 f"glossary: {glossary_id!r} is not one of your glossaries; see /v1/glossaries"
             ) from None
         if glossary.target_lang != target or source not in (None, glossary.source_lang):

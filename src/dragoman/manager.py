@@ -286,11 +286,12 @@ class BatchRequestsManager:
         return job
 
     async def check_callback(self, url: str | None) -> None:
-        """``InvalidRequest`` unless ``url`` (if given) may receive this job's notification."""
+        """``InvalidRequest`` unless ``url`` (if given) may receive this job's notification;
+        ``Conflict`` when this server sends none: the URL is fine, the server is not set up."""
         if url is None:
             return
         if self._settings.webhook_secret is None:
-            raise InvalidRequest(
+            raise Conflict(
                 "callback_url: notifications are off on this server (DRAGOMAN_WEBHOOK_SECRET "
                 "is not set)"
             )

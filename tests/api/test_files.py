@@ -146,7 +146,7 @@ async def test_the_format_field_overrides_the_extension(client: httpx.AsyncClien
         ({"source_lang": ""}, [("a.txt", b"Hi.")], 422, "source_lang"),
         ({}, [], 422, "files"),
         ({"colour": "red"}, [("a.txt", b"Hi.")], 422, "colour"),
-        ({"callback_url": "http://x"}, [("a.txt", b"Hi.")], 422, "callback_url"),
+        ({"callback_url": "http://x"}, [("a.txt", b"Hi.")], 409, "callback_url"),
         ({"segmentation": "words"}, [("a.txt", b"Hi.")], 422, "segmentation"),
         ({"priority": "urgent"}, [("a.txt", b"Hi.")], 422, "priority"),
         ({"target_lang": "xx"}, [("a.txt", b"Hi.")], 422, "xx"),

@@ -150,13 +150,13 @@ async def test_tenants_see_only_their_own_glossaries(make_client: Any) -> None:
     for call in (client.get, client.delete):
         assert_error(await call(f"/v1/glossaries/{mine['id']}", headers=globex), 404, "not_found")
     job = await client.post("/v1/jobs", json=job_body("Hi.", glossary=mine["id"]), headers=globex)
-    assert_error(job, 422, "invalid_request")
+    assert_error(job, 404, "not_found")
     assert mine["id"] in job.json()["error"]["message"]
     translate = {"source_lang": "en", "target_lang": "es", "segments": ["Hi."]}
     sync = await client.post(
         "/v1/translate", json={**translate, "glossary": mine["id"]}, headers=globex
     )
-    assert_error(sync, 422, "invalid_request")
+    assert_error(sync, 404, "not_found")
     assert (await client.get(f"/v1/glossaries/{mine['id']}", headers=acme)).status_code == 200
 
 
@@ -164,16 +164,28 @@ async def test_a_job_naming_a_glossary_that_does_not_fit_is_refused(
     client: httpx.AsyncClient,
 ) -> None:
     made = await created(client)
-    for body, says in (
-        (job_body("Hi.", glossary="no-such-glossary"), "'no-such-glossary' is not one of"),
-        ({**job_body("Hi.", glossary=made["id"]), "target_lang": "ca"}, "for en-es, not en-ca"),
+    for body, status, code, says in (
+        (
+            job_body("Hi.", glossary="no-such-glossary"),
+            404,
+            "not_found",
+            "'no-such-glossary' is not one of",
+        ),
+        (
+            {**job_body("Hi.", glossary=made["id"]), "target_lang": "ca"},
+            422,
+            "invalid_request",
+            "for en-es, not en-ca",
+        ),
         (
             {**job_body("Hola.", glossary=made["id"]), "source_lang": "es", "target_lang": "en"},
+            422,
+            "invalid_request",
             "en-es",
         ),
     ):
         response = await client.post("/v1/jobs", json=body)
-        assert_error(response, 422, "invalid_request")
+        assert_error(response, status, code)
         assert says in response.json()["error"]["message"]
     files = await client.post(
         "/v1/jobs",
@@ -233,7 +245,7 @@ async def test_a_deleted_glossary_still_serves_the_jobs_that_named_it(
     result = (await client.get(f"/v1/jobs/{job['id']}/result")).json()
     assert result["documents"][0]["segments"] == KEPT
     again = await client.post("/v1/jobs", json=job_body("Hi.", glossary=made["id"]))
-    assert_error(again, 422, "invalid_request")
+    assert_error(again, 404, "not_found")
 
 
 async def test_with_auto_the_glossary_serves_the_documents_in_its_language(

@@ -79,10 +79,10 @@ async def test_deleting_an_unknown_memory_is_a_404(client: httpx.AsyncClient) ->
     assert_error(await client.delete("/v1/memories/nothing"), 404, "not_found")
 
 
-async def test_a_job_naming_an_unknown_memory_is_a_422_naming_it(client: httpx.AsyncClient) -> None:
+async def test_a_job_naming_an_unknown_memory_is_a_404_naming_it(client: httpx.AsyncClient) -> None:
     assert (await upload(client, "known", bilingual(("Yes", "Sí")))).status_code == 201
     response = await client.post("/v1/jobs", json=job_body("Yes", memories=["known", "ghost"]))
-    assert_error(response, 422, "invalid_request")
+    assert_error(response, 404, "not_found")
     assert "'ghost'" in response.json()["error"]["message"]
     assert "'known'" not in response.json()["error"]["message"]
     files = await client.post(
@@ -90,7 +90,7 @@ async def test_a_job_naming_an_unknown_memory_is_a_422_naming_it(client: httpx.A
         data={"source_lang": "en", "target_lang": "es", "memories": "ghost"},
         files={"files": ("a.txt", b"Yes\n")},
     )
-    assert_error(files, 422, "invalid_request")
+    assert_error(files, 404, "not_found")
     assert "'ghost'" in files.json()["error"]["message"]
 
 
@@ -177,7 +177,7 @@ async def test_memories_are_the_tenants_own(make_client: Any) -> None:
     refused = await client.post(
         "/v1/jobs", json=job_body("Yes", memories=["shared-name"]), headers=B
     )
-    assert_error(refused, 422, "invalid_request")
+    assert_error(refused, 404, "not_found")
     assert (await upload(client, "shared-name", bilingual(("Yes", "B")), **B)).status_code == 201
     for headers, expected in ((A, "A"), (B, "B")):
         job = await client.post(

@@ -416,7 +416,7 @@ async def test_a_callback_is_refused_when_no_secret_is_configured(make_service: 
     response = await running.client.post(
         "/v1/jobs", json=job_body("hi", callback_url="http://127.0.0.1:9/x")
     )
-    assert_error(response, 422, "invalid_request")
+    assert_error(response, 409, "conflict")
     assert "DRAGOMAN_WEBHOOK_SECRET" in response.json()["error"]["message"]
 
 

@@ -17,7 +17,8 @@ from dragoman.api.errors import install_error_handlers
 from dragoman.api.files import FilesJobIn
 from dragoman.api.glossaries import GlossaryFileIn, GlossaryIn
 from dragoman.api.limits import BodyLimit
-from dragoman.api.schemas import JobIn, add_bodies, tailor_openapi
+from dragoman.api.openapi import add_bodies, tailor_openapi
+from dragoman.api.schemas import JobIn
 from dragoman.api.web import Site, web_router
 from dragoman.clock import SystemClock
 from dragoman.fleet import Fleet

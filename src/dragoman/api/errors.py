@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import logging
+from collections.abc import Mapping
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -52,11 +53,15 @@ _RETRY_AFTER = {
 }
 
 
-def error_responses(*statuses: int) -> dict[int | str, dict[str, object]]:
-    """The OpenAPI ``responses`` of a route that can answer ``statuses`` with the error body."""
+def error_responses(
+    *statuses: int, when: Mapping[int, str] | None = None
+) -> dict[int | str, dict[str, object]]:
+    """The OpenAPI ``responses`` of a route that can answer ``statuses`` with the error body;
+    ``when`` says, for some of them, what they mean on this route."""
     responses: dict[int | str, dict[str, object]] = {}
     for status in statuses:
-        response: dict[str, object] = {"model": ErrorOut, "description": _WHEN[status]}
+        description = (when or {}).get(status, _WHEN[status])
+        response: dict[str, object] = {"model": ErrorOut, "description": description}
         if status in (429, 503):
             response["headers"] = copy.deepcopy(_RETRY_AFTER)
         responses[status] = response

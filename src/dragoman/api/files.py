@@ -14,14 +14,16 @@ from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
 from dragoman.api.forms import multipart, text_field
 from dragoman.api.schemas import (
+    CALLBACK_URL,
     GLOSSARY_ID_PATTERN,
+    MAX_CALLBACK_URL,
     MAX_MEMORIES,
+    MEMORY_LIST_PATTERN,
     MEMORY_NAME_PATTERN,
-    CallbackUrl,
-    EngineName,
-    GlossaryId,
+    Absent,
     Language,
     SourceLanguage,
+    form_schema,
     source_of,
 )
 from dragoman.errors import InvalidRequest, PayloadTooLarge
@@ -47,10 +49,15 @@ _FIELDS = {
 }
 
 
+def _format_names(schema: dict[str, Any]) -> None:
+    # When the description is made, not at import: listing the formats loads them all.
+    schema["enum"] = [f.name for f in FORMATS.all()]
+
+
 class FilesJobIn(BaseModel):
     """The multipart form of ``POST /v1/jobs``: one or more files, one document each."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=form_schema)
 
     source_lang: SourceLanguage = Field(examples=["en"])
     target_lang: Language = Field(examples=["es"])
@@ -60,20 +67,33 @@ class FilesJobIn(BaseModel):
         json_schema_extra={"items": {"type": "string", "format": "binary"}},
     )
     priority: Priority = Priority.NORMAL
-    engine: EngineName = None
-    format: str | None = Field(None, description="A name from /v1/formats, for every file")
+    engine: Annotated[str, Field(min_length=1)] | Absent = Field(
+        None, description="An engine /v1/languages lists for the pair; absent: its default"
+    )
+    format: str | Absent = Field(
+        None,
+        description="A name from /v1/formats, for every file (415 for another)",
+        json_schema_extra=_format_names,
+    )
     segmentation: str = Field(
         "srx",
         description="'srx': split paragraphs into sentences; 'none': one segment per unit",
         json_schema_extra={"enum": ["srx", "none"]},
     )
-    callback_url: CallbackUrl = None
-    memories: str | None = Field(
-        None,
-        description="Comma-separated names of the tenant's translation memories",
-        examples=["product,legal"],
+    callback_url: Annotated[str, Field(max_length=MAX_CALLBACK_URL)] | Absent = Field(
+        None, description=CALLBACK_URL
     )
-    glossary: GlossaryId = None
+    memories: str | Absent = Field(
+        None,
+        description=(
+            f"Comma-separated names of the tenant's translation memories, at most {MAX_MEMORIES}"
+        ),
+        examples=["product,legal"],
+        json_schema_extra={"pattern": MEMORY_LIST_PATTERN},
+    )
+    glossary: Annotated[str, Field(pattern=GLOSSARY_ID_PATTERN)] | Absent = Field(
+        None, description="The id of one of the tenant's glossaries for this pair"
+    )
     cache: str = Field(
         "true",
         description="'false': every segment goes to the engine, and nothing is reused later",

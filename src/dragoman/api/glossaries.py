@@ -14,7 +14,7 @@ from starlette.datastructures import UploadFile
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
 from dragoman.api.forms import multipart, required_field, text_field
-from dragoman.api.schemas import Language
+from dragoman.api.schemas import Absent, Language, form_schema
 from dragoman.errors import InvalidRequest, UnsupportedFormat
 from dragoman.models import Glossary
 from dragoman.terms.entries import FORMATS, from_json
@@ -24,19 +24,27 @@ router = APIRouter(prefix="/v1/glossaries", tags=["glossaries"])
 _FIELDS = {"name", "source_lang", "target_lang", "format", "file"}
 
 
+# What ``dragoman.terms.entries`` takes for a term or a name, stripped of outer whitespace:
+# something left, and no control character, line break or noncharacter (nor a lone
+# surrogate, which no pattern can name: regex engines refuse the range). Documented, not
+# enforced by the models: the server's own check names the entry or line.
+_CONTROL = r"\x00-\x1f\x7f-\x9f\u2028\u2029\ufffe\uffff"
+TERM_PATTERN = rf"^[^{_CONTROL}]*[^\s{_CONTROL}][^{_CONTROL}]*$"
+
+
+def _term(description: str, example: str) -> Any:
+    return Field(
+        examples=[example],
+        description=description,
+        json_schema_extra={"minLength": 1, "pattern": TERM_PATTERN},
+    )
+
+
 class EntryIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    source: str = Field(
-        examples=["server"],
-        description="A term, matched as whole words; no control character",
-        json_schema_extra={"minLength": 1},
-    )
-    target: str = Field(
-        examples=["servidor"],
-        description="What it becomes; equal to the source, the term is kept",
-        json_schema_extra={"minLength": 1},
-    )
+    source: str = _term("A term, matched as whole words; no control character", "server")
+    target: str = _term("What it becomes; equal to the source, the term is kept", "servidor")
 
 
 class GlossaryIn(BaseModel):
@@ -44,7 +52,7 @@ class GlossaryIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(examples=["product terms"])
+    name: str = _term("Not blank; no control character", "product terms")
     source_lang: Language = Field(examples=["en"])
     target_lang: Language = Field(examples=["es"])
     entries: list[EntryIn] = Field(
@@ -55,17 +63,19 @@ class GlossaryIn(BaseModel):
 class GlossaryFileIn(BaseModel):
     """A glossary as a multipart form with a TSV or CSV file (DeepL's glossary formats)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra=form_schema)
 
-    name: str
-    source_lang: Language
-    target_lang: Language
+    name: str = _term("Not blank; no control character", "product terms")
+    source_lang: Language = Field(examples=["en"])
+    target_lang: Language = Field(examples=["es"])
     file: bytes = Field(
         description="source<TAB>target (.tsv) or source,target (.csv) lines",
         json_schema_extra={"format": "binary"},
     )
-    format: str | None = Field(
-        None, description="tsv or csv; absent: from the file's extension", examples=["tsv"]
+    format: str | Absent = Field(
+        None,
+        description="tsv or csv, in any case; absent: from the file's extension",
+        json_schema_extra={"pattern": "^(?:[Tt][Ss][Vv]|[Cc][Ss][Vv])$"},
     )
 
 
@@ -125,14 +135,20 @@ _CREATED: dict[int | str, dict[str, Any]] = {
 }
 
 
+_WHEN = {
+    400: "A form field or the file is not text in its charset (bad_encoding)",
+    404: "No such glossary for the caller's tenant",
+    409: "The tenant has as many glossaries as allowed",
+    415: "The file is neither .tsv nor .csv, and 'format' does not say which (unsupported_format)",
+    422: "The request breaks the schema or a rule of the server (invalid_request, "
+    "unsupported_language_pair): entries a glossary cannot have, or a line of the file "
+    "that does not parse",
+}
+
+
 def _responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     """``error_responses``, told of glossaries rather than jobs."""
-    found = error_responses(*statuses)
-    if 404 in found:
-        found[404] = {**found[404], "description": "No such glossary for the caller's tenant"}
-    if 409 in found:
-        found[409] = {**found[409], "description": "The tenant has as many glossaries as allowed"}
-    return found
+    return error_responses(*statuses, when=_WHEN)
 
 
 @router.post(

@@ -52,11 +52,30 @@ _BODIES = {
 }
 
 
+# What a valid body can still be refused for: what the schema cannot know (the tenant's
+# glossaries and memories, this server's notifications, whether a file's bytes are its
+# format).
+_REFUSED = {
+    404: "A glossary or memory the job names is not one of the tenant's (not_found)",
+    409: "callback_url while this server sends no notifications (no DRAGOMAN_WEBHOOK_SECRET)",
+    413: "The body, a file, the number of files, a segment or the number of segments is "
+    "over its limit (payload_too_large; see /v1/limits)",
+    415: "A file's extension (or the 'format' field) is not a supported format "
+    "(unsupported_format)",
+    422: "The request breaks the schema or a rule of the server (invalid_request, "
+    "unsupported_language_pair, invalid_segment), or a file's bytes are not its format "
+    "(invalid_file)",
+}
+
+
 @router.post(
     "",
     status_code=202,
     response_model=JobOut,
-    responses={**_SUBMITTED, **error_responses(400, 401, 413, 415, 422, 429, 503)},
+    responses={
+        **_SUBMITTED,
+        **error_responses(400, 401, 404, 409, 413, 415, 422, 429, 503, when=_REFUSED),
+    },
     openapi_extra=_BODIES,
 )
 async def submit_job(

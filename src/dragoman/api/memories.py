@@ -61,13 +61,20 @@ _BODY = {
             "multipart/form-data": {
                 "schema": {
                     "type": "object",
+                    "additionalProperties": False,
                     "required": ["name", "file"],
                     "properties": {
-                        "name": {"type": "string", "pattern": MEMORY_NAME_PATTERN},
+                        "name": {
+                            "type": "string",
+                            "minLength": 1,
+                            "maxLength": 128,
+                            "pattern": MEMORY_NAME_PATTERN,
+                        },
                         "file": {
                             "type": "string",
                             "format": "binary",
-                            "description": "A TMX 1.4 file",
+                            "minLength": 1,
+                            "description": "A TMX 1.4 file (422 invalid_file when it is not)",
                         },
                     },
                 }
@@ -81,7 +88,17 @@ _BODY = {
     "",
     status_code=201,
     response_model=MemoryCreated,
-    responses=error_responses(400, 401, 413, 422, 503),
+    responses=error_responses(
+        400,
+        401,
+        413,
+        422,
+        503,
+        when={
+            422: "A missing, repeated or unknown field, a bad name, an empty file "
+            "(invalid_request), or a file that is not TMX 1.4 (invalid_file)"
+        },
+    ),
     openapi_extra=_BODY,
 )
 async def import_memory(request: Request, service: Service, tenant: Tenant) -> MemoryCreated:

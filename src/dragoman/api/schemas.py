@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import functools
-import itertools
-import string
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool
-from pydantic.json_schema import models_json_schema
+from pydantic.json_schema import SkipJsonSchema
 
 from dragoman.detection import AUTO
-from dragoman.engines import Pair
-from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
 from dragoman.models import Job, JobStatus, Origin, Pool, Priority
-from dragoman.settings import Settings
 
 # What ``dragoman.languages.canonical`` accepts before it looks the code up.
 LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}$"
@@ -63,17 +56,33 @@ EngineName = Annotated[
 ]
 
 
+MAX_CALLBACK_URL = 2048
+CALLBACK_URL = (
+    "http(s) URL that gets one signed POST (Standard Webhooks) when the job ends; "
+    "loopback and private addresses are refused unless the server allows them; 409 when "
+    "this server sends no notifications"
+)
 CallbackUrl = Annotated[
     str | None,
     Field(
-        max_length=2048,
-        description=(
-            "http(s) URL that gets one signed POST (Standard Webhooks) when the job ends; "
-            "loopback and private addresses are refused unless the server allows them"
-        ),
+        max_length=MAX_CALLBACK_URL,
+        description=CALLBACK_URL,
         examples=["https://example.com/hooks/dragoman"],
     ),
 ]
+
+
+# A form has no null: a field is given or left out, and left out it takes its default. The
+# forms' models leave None out of their schemas (``Absent``, ``form_schema``), so that what
+# a client draws from them is something a form can say.
+Absent = SkipJsonSchema[None]
+
+
+def form_schema(schema: dict[str, Any]) -> None:
+    """A form model's ``json_schema_extra``: no ``"default": null``."""
+    for field in schema.get("properties", {}).values():
+        if "default" in field and field["default"] is None:
+            del field["default"]
 
 
 # A translation memory's name (``POST /v1/memories``), and a glossary's id as the server
@@ -81,6 +90,9 @@ CallbackUrl = Annotated[
 MEMORY_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$"
 GLOSSARY_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$"
 MAX_MEMORIES = 16
+# A form's ``memories``: names separated by commas, whitespace and empty items aside.
+_NAME = MEMORY_NAME_PATTERN.strip("^$")
+MEMORY_LIST_PATTERN = rf"^\s*(?:{_NAME})?\s*(?:,\s*(?:{_NAME})?\s*)*$"
 
 MemoryName = Annotated[
     str,
@@ -286,101 +298,3 @@ class ModelsOut(BaseModel):
 
 class LanguagesOut(BaseModel):
     pairs: list[PairOut]
-
-
-@functools.cache
-def _spellings() -> dict[str, tuple[str, ...]]:
-    """Every lower-case code ``canonical`` accepts, by the canonical code it gives."""
-    table: dict[str, list[str]] = {}
-    for length in (2, 3):
-        for letters in itertools.product(string.ascii_lowercase, repeat=length):
-            code = "".join(letters)
-            try:
-                table.setdefault(canonical(code), []).append(code)
-            except InvalidRequest:
-                continue
-    return {tag: tuple(codes) for tag, codes in table.items()}
-
-
-def spelling_pattern(code: str) -> str:
-    """A pattern matching exactly the codes that name language ``code``: ``en`` matches
-    ``en``, ``eng`` and ``EN``."""
-    spellings = _spellings().get(code, (code,))
-    either_case = ("".join(f"[{c.upper()}{c}]" if c.isalpha() else c for c in s) for s in spellings)
-    return f"^(?:{'|'.join(either_case)})$"
-
-
-def add_bodies(openapi: dict[str, Any], *models: type[BaseModel]) -> None:
-    """Puts request bodies that a route reads itself (``openapi_extra``) in the components."""
-    _, top = models_json_schema(
-        [(model, "validation") for model in models], ref_template="#/components/schemas/{model}"
-    )
-    openapi.setdefault("components", {}).setdefault("schemas", {}).update(top["$defs"])
-
-
-def tailor_openapi(
-    openapi: dict[str, Any],
-    *,
-    pairs: Sequence[tuple[Pair, Sequence[str]]],
-    settings: Settings,
-) -> dict[str, Any]:
-    """Narrows the generic description to this deployment: the installed pairs and their
-    engines, the limits of ``settings`` and, when keys are configured, bearer authentication
-    (without keys no operation can answer 401)."""
-    schemas = openapi["components"]["schemas"]
-    installed = [
-        {
-            "title": f"{pair}",
-            "properties": {
-                "source_lang": {"pattern": spelling_pattern(pair.source)},
-                "target_lang": {"pattern": spelling_pattern(pair.target)},
-                "engine": {"enum": [*engines, None]},
-            },
-        }
-        for pair, engines in pairs
-    ]
-    installed += [
-        {
-            "title": f"auto-{target}",
-            "properties": {
-                "source_lang": {"pattern": "^[Aa][Uu][Tt][Oo]$"},
-                "target_lang": {"pattern": spelling_pattern(target)},
-            },
-        }
-        for target in sorted({pair.target for pair, _ in pairs})
-    ]
-    chars = settings.max_segment_chars
-    for name in ("JobIn", "TranslateIn", "FilesJobIn"):
-        if installed:
-            schemas[name]["anyOf"] = installed
-        else:
-            schemas[name]["not"] = {}
-            schemas[name]["description"] = "No language pair is installed"
-    schemas["DocumentIn"]["properties"]["segments"]["items"]["maxLength"] = chars
-    schemas["TranslateIn"]["properties"]["segments"]["items"]["maxLength"] = chars
-    schemas["TranslateIn"]["properties"]["segments"]["maxItems"] = settings.sync_max_segments
-    schemas["JobIn"]["properties"]["documents"]["description"] = (
-        f"At most {settings.max_segments_per_job} segments in all (413 above)"
-    )
-    secured = bool(settings.tenants_by_key)
-    if secured:
-        openapi["components"]["securitySchemes"] = {
-            "bearer": {"type": "http", "scheme": "bearer", "description": "An API key"}
-        }
-    for path, operations in openapi["paths"].items():
-        for operation in operations.values():
-            responses = operation["responses"]
-            # FastAPI adds a 422 in its own body shape to every route with parameters; the
-            # routes that can answer 422 document it with the error body.
-            default_422 = responses.get("422", {}).get("content", {}).get("application/json")
-            if default_422 and "HTTPValidationError" in str(default_422.get("schema")):
-                del responses["422"]
-            if not path.startswith("/v1/"):
-                continue
-            if secured:
-                operation["security"] = [{"bearer": []}]
-            else:
-                responses.pop("401", None)
-    for unused in ("HTTPValidationError", "ValidationError"):
-        schemas.pop(unused, None)
-    return openapi

@@ -30,7 +30,19 @@ router = APIRouter(prefix="/v1", tags=["translate"])
     "/translate",
     response_model=TranslateOut,
     response_model_exclude_none=True,
-    responses=error_responses(401, 413, 422, 429, 500),
+    responses=error_responses(
+        401,
+        404,
+        413,
+        422,
+        429,
+        500,
+        when={
+            404: "The glossary named is not one of the tenant's (not_found)",
+            413: "Too many segments (use a job) or a segment too long (payload_too_large; "
+            "see /v1/limits)",
+        },
+    ),
 )
 async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> TranslateOut:
     """Translates a few segments now; larger work belongs in a job. With ``source_lang``

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from dragoman.errors import InvalidRequest, NotFound, PayloadTooLarge
+from dragoman.errors import NotFound, PayloadTooLarge
 from dragoman.formats.tmx import read_tmx
 from dragoman.models import MemoryInfo
 from dragoman.reuse.forms import memory_entries
@@ -53,10 +53,10 @@ class TranslationMemories:
 
     async def ids(self, tenant: str | None, names: Sequence[str]) -> tuple[int, ...]:
         """The ids of the tenant's memories ``names``, in order; a name the tenant has no
-        memory of is a 422 naming it (the job is the resource, not the memory)."""
+        memory of is a 404 naming it (an unknown reference, as an unknown glossary is)."""
         found = await self._store.memory_ids(tenant or "", names)
         unknown = [name for name in names if name not in found]
         if unknown:
             listed = ", ".join(repr(name) for name in unknown)
-            raise InvalidRequest(f"memories: no memory named {listed}; see GET /v1/memories")
+            raise NotFound(f"memories: no memory named {listed}; see GET /v1/memories")
         return tuple(found[name] for name in dict.fromkeys(names))
