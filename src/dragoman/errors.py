@@ -26,6 +26,18 @@ class InvalidRequest(ClientError):
     code = "invalid_request"
 
 
+class UnknownLanguage(InvalidRequest):
+    """A language code that is not ISO 639 (``language``: as given)."""
+
+    def __init__(self, message: str, *, language: str) -> None:
+        super().__init__(message)
+        self.language = language
+
+
+class GlossaryMismatch(InvalidRequest):
+    """A glossary named for a translation of another language pair."""
+
+
 class BadEncoding(ClientError):
     """Bytes of a form, a query string or a file that are not text in the charset in force."""
 
@@ -34,8 +46,24 @@ class BadEncoding(ClientError):
 
 
 class UnsupportedPair(ClientError):
+    """No installed engine translates ``source`` into ``target``; ``missing`` names the
+    side (``"source"`` or ``"target"``) that no installed pair has at all, if one is."""
+
     status = 422
     code = "unsupported_language_pair"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        target: str | None = None,
+        missing: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.source = source
+        self.target = target
+        self.missing = missing
 
 
 class InvalidSegment(ClientError):
@@ -56,8 +84,19 @@ class UnsupportedFormat(ClientError):
 
 
 class PayloadTooLarge(ClientError):
+    """More than a limit allows: ``count`` of ``unit`` (``"segments"``, ``"characters"``)
+    against ``limit``, when the limit is one of those."""
+
     status = 413
     code = "payload_too_large"
+
+    def __init__(
+        self, message: str, *, count: int = 0, limit: int = 0, unit: str | None = None
+    ) -> None:
+        super().__init__(message)
+        self.count = count
+        self.limit = limit
+        self.unit = unit
 
 
 class Unauthorized(ClientError):
@@ -80,6 +119,10 @@ class NotFound(ClientError):
 class Conflict(ClientError):
     status = 409
     code = "conflict"
+
+
+class UnknownGlossary(NotFound):
+    """A glossary id that is not one of the caller's."""
 
 
 class NotFinished(Conflict):

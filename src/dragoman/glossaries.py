@@ -18,7 +18,15 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from dragoman.engines import Engines, Pair
-from dragoman.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge, UnsupportedPair
+from dragoman.errors import (
+    Conflict,
+    GlossaryMismatch,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    UnknownGlossary,
+    UnsupportedPair,
+)
 from dragoman.languages import canonical
 from dragoman.models import Glossary, Job
 from dragoman.runtime import Runtime
@@ -135,11 +143,11 @@ class Terminology:
         try:
             glossary = await self.get(glossary_id, tenant)
         except NotFound:
-            raise NotFound(
+            raise UnknownGlossary(
                 f"glossary: {glossary_id!r} is not one of your glossaries; see /v1/glossaries"
             ) from None
         if glossary.target_lang != target or source not in (None, glossary.source_lang):
-            raise InvalidRequest(
+            raise GlossaryMismatch(
                 f"glossary: {glossary_id!r} is for {glossary.source_lang}-"
                 f"{glossary.target_lang}, not {source or 'auto'}-{target}"
             )

@@ -7,7 +7,7 @@ written-down order.
   holds the ``watchdog`` lease in the store; a second one waits as a hot standby.
 - ``WorkerService`` (``dragoman worker --pool``): one worker; SIGTERM drains it.
 - ``ScalerService`` (``dragoman scaler``): one pool's autoscaler.
-The API side (``_Front``: the manager, file jobs, the translator) and the dispatch side
+The API side (``_Front``: the manager, file jobs, text translation) and the dispatch side
 (``_Dispatch``: the queue, the watchdog, the notifier) are built by one helper each.
 
 The four programs of the distributed deployment start in the background (``programs.py``).
@@ -26,7 +26,6 @@ from datetime import timedelta
 from typing import Unpack
 
 from dragoman.api.schemas import JobOut
-from dragoman.batcher import SyncTranslator
 from dragoman.engines import Engines, open_engines
 from dragoman.errors import TransientError
 from dragoman.files import FileJobs
@@ -39,6 +38,7 @@ from dragoman.scaling import ReplicaController, WorkerSource
 from dragoman.scaling.inprocess import InProcessController
 from dragoman.scaling.scaler import Scaler
 from dragoman.settings import Settings
+from dragoman.translation import TextTranslation
 from dragoman.watchdog import Watchdog
 from dragoman.webhooks.notifier import Notifier
 from dragoman.worker import BatchWorker
@@ -49,14 +49,19 @@ WATCHDOG_LEASE = "watchdog"
 
 
 class _Front:
-    """The API side of a process: engines, the manager, file jobs and the translator."""
+    """The API side of a process: engines, the manager, file jobs and text translation."""
 
     def __init__(self, runtime: Runtime, engines: Engines, intake: Intake) -> None:
         self.engines = engines
         self.manager = BatchRequestsManager(runtime, engines=engines, intake=intake)
         self.files = FileJobs(runtime, self.manager)
-        self.translator = SyncTranslator(
-            runtime.settings, engines, runtime.metrics, cache=self.manager.reuse
+        self.translation = TextTranslation(
+            runtime.settings,
+            engines,
+            runtime.metrics,
+            usage=self.manager.usage,
+            terminology=self.manager.terminology,
+            cache=self.manager.reuse,
         )
 
     def start(self) -> None:
@@ -64,7 +69,7 @@ class _Front:
 
     async def stop(self) -> None:
         await self.manager.stop()
-        await self.translator.close()
+        await self.translation.close()
         await self.engines.close()
 
 
@@ -112,8 +117,8 @@ class _Serving(Program):
         return self.front.files
 
     @property
-    def translator(self) -> SyncTranslator:
-        return self.front.translator
+    def translation(self) -> TextTranslation:
+        return self.front.translation
 
 
 class ApiService(Distributed, _Serving):

@@ -20,13 +20,21 @@ def check_segments(documents: Sequence[Document], *, max_segments: int, max_char
     if total == 0:
         raise InvalidRequest("the job has no segments to translate")
     if total > max_segments:
-        raise PayloadTooLarge(f"{total} segments exceed the limit of {max_segments} per job")
+        raise PayloadTooLarge(
+            f"{total} segments exceed the limit of {max_segments} per job",
+            count=total,
+            limit=max_segments,
+            unit="segments",
+        )
     for d, doc in enumerate(documents):
         for s, text in enumerate(doc.segments):
             where = f"documents[{d}].segments[{s}]"
             if len(text) > max_chars:
                 raise PayloadTooLarge(
-                    f"{where} has {len(text)} characters; the limit is {max_chars}"
+                    f"{where} has {len(text)} characters; the limit is {max_chars}",
+                    count=len(text),
+                    limit=max_chars,
+                    unit="characters",
                 )
             bad = _FORBIDDEN.search(text)
             if bad:

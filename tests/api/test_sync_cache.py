@@ -127,3 +127,34 @@ async def test_libretranslate_and_deepl_texts_go_through_the_cache(
     assert [t["text"] for t in answer.json()["translations"]] == first[::-1]
     assert await translate(client, *SEGMENTS[:2]) == first
     assert await counts(client) == (2, 4)
+
+
+async def test_html_texts_take_the_same_path_as_plain_ones(
+    make_client: Any,
+) -> None:
+    """LibreTranslate's and DeepL's HTML: checked, charged, batched, counted and cached like
+    plain texts (a marked segment has its own entry)."""
+    client = await make_client(api_keys=KEYS)
+    html = "<p>The dog <b>eats</b> the apple.</p>"
+    lt = {"q": html, "source": "en", "target": "es", "format": "html", "api_key": "key-a"}
+    first = await client.post("/translate", json=lt)
+    assert first.status_code == 200, first.text
+    assert await counts(client) == (1, 0)
+    again = await client.post("/translate", json=lt)
+    assert again.json() == first.json()
+    assert await counts(client) == (1, 1)
+    deepl = {"text": [html], "source_lang": "EN", "target_lang": "ES", "tag_handling": "html"}
+    answer = await client.post(
+        "/v2/translate", json=deepl, headers={"Authorization": "DeepL-Auth-Key key-a"}
+    )
+    assert answer.json()["translations"][0]["text"] == first.json()["translatedText"]
+    assert await counts(client) == (1, 2)
+    usage = await client.get("/v1/usage", headers={"Authorization": "Bearer key-a"})
+    assert usage.json()["characters"] == 3 * len(html)
+
+
+async def test_html_texts_are_checked_like_plain_ones(client: httpx.AsyncClient) -> None:
+    bad = {"q": "<p>bell \x07 here</p>", "source": "en", "target": "es", "format": "html"}
+    answer = await client.post("/translate", json=bad)
+    assert answer.status_code == 400
+    assert "U+0007" in answer.json()["error"]

@@ -17,7 +17,7 @@ import docx
 import httpx
 import pytest
 
-from dragoman.api.compat.deepl_documents import not_ready, seconds_remaining
+from dragoman.api.deepl.documents import not_ready, seconds_remaining
 from dragoman.models import Job, JobStatus, Pool, Priority, utcnow
 from tests.integration.server import Server
 

@@ -21,7 +21,7 @@ LAYERS: dict[str, int] = {
             "queue",
             "manager",
             "files",
-            "batcher",
+            "translation",
             "relay",
             "watchdog",
             "worker",
@@ -114,3 +114,10 @@ def test_no_module_is_longer_than_a_reader_can_hold() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}
+
+
+def test_each_api_stands_on_the_use_cases_not_on_another_api() -> None:
+    """DeepL's routes use ``translation`` and the jobs, never LibreTranslate's module."""
+    for path in sorted((PACKAGE / "api" / "deepl").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        assert "dragoman.api.libretranslate" not in text, path

@@ -10,8 +10,17 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
-from dragoman.api import files, fleet, glossaries, health, jobs, memories, translate
-from dragoman.api.compat import deepl, deepl_glossaries, libretranslate
+from dragoman.api import (
+    deepl,
+    files,
+    fleet,
+    glossaries,
+    health,
+    jobs,
+    libretranslate,
+    memories,
+    translate,
+)
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
 from dragoman.api.files import FilesJobIn
@@ -57,7 +66,6 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     app.include_router(glossaries.router)
     app.include_router(health.router)
     app.include_router(libretranslate.router)
-    app.include_router(deepl_glossaries.router)  # before deepl's catch-all /v2 404
     app.include_router(deepl.router)
     app.include_router(fleet.router)
     app.include_router(web_router(Site()))

@@ -11,13 +11,13 @@ from typing import Annotated, Protocol
 from fastapi import Depends, Request
 
 from dragoman.api.auth import tenant_of
-from dragoman.batcher import SyncTranslator
 from dragoman.engines import Engines
 from dragoman.files import FileJobs
 from dragoman.manager import BatchRequestsManager
 from dragoman.metrics import Metrics
 from dragoman.settings import Settings
 from dragoman.store import JobStore
+from dragoman.translation import TextTranslation
 
 
 class ApiParts(Protocol):
@@ -40,7 +40,7 @@ class ApiParts(Protocol):
     def files(self) -> FileJobs: ...
 
     @property
-    def translator(self) -> SyncTranslator: ...
+    def translation(self) -> TextTranslation: ...
 
     async def start(self) -> None: ...
 

@@ -18,10 +18,7 @@ from dragoman.api.schemas import (
     TranslateOut,
     UsageOut,
 )
-from dragoman.batcher import Asker
-from dragoman.detection import AUTO, per_language
-from dragoman.languages import canonical
-from dragoman.terms import Terms
+from dragoman.translation import TextRequest
 
 router = APIRouter(prefix="/v1", tags=["translate"])
 
@@ -49,41 +46,21 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
     ``auto``, each segment is detected on its own and translated from its language. With
     ``glossary``, every term of the tenant's glossary comes out as its target (with
     ``auto``, in the segments detected in the glossary's source language)."""
-    translator = service.translator
-    terminology = service.manager.terminology
-    asker = Asker(tenant)
-    if body.source_lang.lower() != AUTO:
-        engine, pair = translator.check(
-            body.source_lang, body.target_lang, body.segments, body.engine
-        )
-        terms = await terminology.terms_for(body.glossary, tenant, pair)
-        await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
-        out = await translator.translate_checked(engine, pair, body.segments, terms, asker)
-        return TranslateOut(translations=out)
-    target = canonical(body.target_lang)
-    glossary = await terminology.check(body.glossary, tenant, None, target)
-    found = await service.manager.detect(target, body.segments, body.engine)
-    checked = {
-        d.language: translator.check(d.language, target, body.segments, body.engine) for d in found
-    }
-    terms = (await terminology.load(glossary.id)).terms if glossary else None
-    await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
-
-    def kept(source: str) -> Terms | None:
-        return terms if glossary is not None and glossary.source_lang == source else None
-
-    translations = await per_language(
-        body.segments,
-        found,
-        lambda source, mine: translator.translate_checked(
-            *checked[source], mine, kept(source), asker
-        ),
+    request = TextRequest(
+        tenant=tenant,
+        source=body.source_lang,
+        target=body.target_lang,
+        texts=body.segments,
+        engine=body.engine,
+        glossary=body.glossary,
     )
+    result = await service.translation.translate(request)
+    found = result.detected
     return TranslateOut(
-        translations=translations,
-        detected_languages=[
-            DetectedLanguage(language=d.language, confidence=d.confidence) for d in found
-        ],
+        translations=result.texts,
+        detected_languages=None
+        if found is None
+        else [DetectedLanguage(language=d.language, confidence=d.confidence) for d in found],
     )
 
 

@@ -110,6 +110,8 @@ class Reuse:
         pair: Pair,
         segments: Sequence[str],
         translate: Callable[[list[str]], Awaitable[list[str]]],
+        *,
+        markup: bool = False,
     ) -> tuple[list[str], int]:
         """A synchronous request's translations and how many came from the segment cache.
         The others go to ``translate`` once each (a repeat within the request too); their
@@ -128,7 +130,7 @@ class Reuse:
                 version=version,
                 pair=pair,
                 glossary=None,
-                markup=False,
+                markup=markup,
                 segment=text,
             )
             for text in segments

@@ -20,7 +20,8 @@ import math
 import secrets
 from typing import Any
 
-from dragoman.api.compat.deepl_request import DeepLError, DeepLParams
+from dragoman.api.deepl.errors import DeepLRefusal
+from dragoman.api.deepl.params import DeepLParams
 from dragoman.api.deps import ApiParts
 from dragoman.errors import UnsupportedFormat
 from dragoman.formats import for_file
@@ -52,7 +53,7 @@ def check_output_format(params: DeepLParams, name: str) -> None:
     except UnsupportedFormat:
         same = False
     if not same:
-        raise DeepLError(
+        raise DeepLRefusal(
             f"Value for 'output_format' not supported: {name} is translated into its own format"
         )
 
@@ -64,7 +65,7 @@ async def document_of(
     key = params.required("document_key")
     job = await service.manager.get(document_id, tenant)
     if job.document_key is None or not hmac.compare_digest(job.document_key, key):
-        raise DeepLError("Document not found", 404)
+        raise DeepLRefusal("Document not found", 404)
     return job
 
 
@@ -104,10 +105,10 @@ async def billed_characters(service: ApiParts, job: Job) -> int:
     return sum(len(unit.plain) for unit in units)
 
 
-def not_ready(job: Job) -> DeepLError:
+def not_ready(job: Job) -> DeepLRefusal:
     """DeepL's answer to a result asked for too early (the SDK retries it), or of a job
     that ended without one."""
     if job.status.finished:
         why = job.error.message if job.error else f"the job was {job.status}"
-        return DeepLError(f"Document translation failed: {why}")
-    return DeepLError("Document translation is not done", 503, seconds_remaining(job))
+        return DeepLRefusal(f"Document translation failed: {why}")
+    return DeepLRefusal("Document translation is not done", 503, seconds_remaining(job))

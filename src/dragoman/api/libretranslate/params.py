@@ -4,7 +4,7 @@ Clients disagree on the wire: libretranslatepy posts a form, libretranslate-aio 
 a list as repeated fields (``q=a&q=b``), deep-translator puts everything in the query string,
 Weblate posts JSON with ``q`` as an array. Every one of them is read here into one
 ``LtParams``, the query string merged under the body as Flask's ``request.values`` does.
-Errors keep LibreTranslate's own shape, ``{"error": "message"}``, and its status codes.
+A refusal is worded as LibreTranslate words it (``errors``).
 """
 
 from __future__ import annotations
@@ -12,22 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import Request
-from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
-from dragoman.api.compat.bodies import Params, read_values
-
-
-class LtError(Exception):
-    """A refusal in LibreTranslate's shape; 400 unless said otherwise."""
-
-    def __init__(self, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-
-    def response(self) -> JSONResponse:
-        return JSONResponse({"error": self.message}, status_code=self.status)
+from dragoman.api.bodies import Params, read_values
+from dragoman.api.libretranslate.errors import LtRefusal
 
 
 class LtParams(Params):
@@ -45,36 +33,36 @@ class LtParams(Params):
         if isinstance(value, bool | int | float):
             return str(value)
         if not isinstance(value, str):
-            raise LtError(f"Invalid request: {name} must be a string")
+            raise LtRefusal(f"Invalid request: {name} must be a string")
         return value
 
     def required(self, name: str) -> str:
         value = self.text(name)
         if not value:
-            raise LtError(f"Invalid request: missing {name} parameter")
+            raise LtRefusal(f"Invalid request: missing {name} parameter")
         return value
 
     def texts(self) -> str | list[str]:
         """``q``: one string, a JSON array, or the fields ``q=a&q=b`` (a list, in order)."""
         found = [v for v in self._values.get("q", []) if v is not None]
         if not found or found == [""] or found == [[]]:
-            raise LtError("Invalid request: missing q parameter")
+            raise LtRefusal("Invalid request: missing q parameter")
         value: Any = found[0] if len(found) == 1 else found  # repeated fields: a list
         items = value if isinstance(value, list) else [value]
         if not all(isinstance(item, str) for item in items):
-            raise LtError("Invalid request: q must be a string or a list of strings")
+            raise LtRefusal("Invalid request: q must be a string or a list of strings")
         return items if isinstance(value, list) else value
 
     def file(self, name: str) -> UploadFile:
         value = self.one(name)
         if not isinstance(value, UploadFile) or not value.filename:
-            raise LtError(f"Invalid request: missing {name} parameter")
+            raise LtRefusal(f"Invalid request: missing {name} parameter")
         return value
 
 
 async def read_params(request: Request) -> LtParams:
     """The query string, then the body over it (JSON, urlencoded or multipart form)."""
-    values, form = await read_values(request, LtError)
+    values, form = await read_values(request, LtRefusal)
     return LtParams(values, form)
 
 
@@ -90,5 +78,5 @@ def tenant_of(request: Request, params: LtParams) -> str | None:
         key = token.strip() if scheme.lower() == "bearer" else None
     tenant = keys.get(key or "")
     if tenant is None:
-        raise LtError("Invalid API key", 403)
+        raise LtRefusal("Invalid API key", 403)
     return tenant

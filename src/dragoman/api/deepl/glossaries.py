@@ -6,7 +6,7 @@ target_lang, creation_time, entry_count}``, its entries come back as TSV, and gl
 never change once created, which is how Weblate syncs them (``weblate:…`` names, a new one
 per change, stale ones deleted). ``/v2/glossary-language-pairs`` lists every installed pair:
 any pair translates with a glossary here. Routes other than these under ``/v2/glossaries``
-are the router's DeepL 404 (``deepl.py``), so this router is included before it.
+are the router's DeepL 404 (``routes.py``), so this router is included before it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from dragoman.api.compat.deepl_languages import dragoman_code
-from dragoman.api.compat.deepl_request import DeepLError, DeepLParams, handle
-from dragoman.api.compat.lt_translate import installed
+from dragoman.api.deepl.errors import DeepLRefusal
+from dragoman.api.deepl.languages import dragoman_code
+from dragoman.api.deepl.params import DeepLParams, handle
 from dragoman.api.deps import ApiParts, Service
 from dragoman.errors import ClientError, NotFound, PayloadTooLarge, UnsupportedPair
 from dragoman.models import Glossary, Pair
@@ -51,34 +51,23 @@ def glossary_id_of(params: DeepLParams, source: str | None) -> str | None:
     given = params.text("glossary_id")
     listed = params.tags("glossary_ids")
     if given and listed:
-        raise DeepLError("glossary_id and glossary_ids cannot be used together")
+        raise DeepLRefusal("glossary_id and glossary_ids cannot be used together")
     ids = [given] if given else listed
     if not ids:
         return None
     if source is None:
-        raise DeepLError("Use of a glossary requires the source_lang parameter to be specified")
+        raise DeepLRefusal("Use of a glossary requires the source_lang parameter to be specified")
     if len(ids) > 1:
-        raise DeepLError("Only one glossary per request is supported on this server")
+        raise DeepLRefusal("Only one glossary per request is supported on this server")
     return ids[0]
 
 
 async def glossary_terms(
     service: ApiParts, glossary_id: str | None, tenant: str | None, pair: Pair
 ) -> Terms | None:
-    """The terms of the tenant's glossary ``glossary_id`` for ``pair``; DeepL's 404 for a
-    glossary the tenant does not have, its 400 for one of another pair."""
-    if glossary_id is None:
-        return None
-    terminology = service.manager.terminology
-    try:
-        glossary = await terminology.get(glossary_id, tenant)
-    except NotFound:
-        raise DeepLError("Glossary not found", 404) from None
-    if (glossary.source_lang, glossary.target_lang) != (pair.source, pair.target):
-        raise DeepLError(
-            "Language pair of the glossary doesn't match the language pair of the request"
-        )
-    return (await terminology.load(glossary.id)).terms
+    """The terms of the tenant's glossary ``glossary_id`` for ``pair`` (refusals worded in
+    ``errors``: not the tenant's, or of another pair)."""
+    return await service.manager.terminology.terms_for(glossary_id, tenant, pair)
 
 
 @router.api_route("/v2/glossary-language-pairs", methods=_READ)
@@ -86,7 +75,7 @@ async def language_pairs(request: Request, service: Service) -> Response:
     """Every installed pair: Weblate asks this before it syncs a glossary."""
 
     async def use(_: DeepLParams, __: str | None) -> Any:
-        pairs = sorted(installed(service))
+        pairs = sorted(service.translation.pairs())
         return {
             "supported_languages": [
                 {"source_lang": pair.source, "target_lang": pair.target} for pair in pairs
@@ -108,7 +97,7 @@ async def create(request: Request, service: Service) -> Response:
         try:
             pair = terminology.pair_of(source, target)
         except UnsupportedPair:
-            raise DeepLError("Unsupported glossary source and target language pair") from None
+            raise DeepLRefusal("Unsupported glossary source and target language pair") from None
         rows = _rows(service, entries, fmt, pair)
         glossary = await terminology.create(tenant=tenant, name=name, pair=pair, rows=rows)
         return JSONResponse(glossary_object(glossary), status_code=201)
@@ -123,7 +112,7 @@ def _rows(service: ApiParts, entries: str, fmt: str, pair: Pair) -> list[Row]:
     except PayloadTooLarge:
         raise
     except ClientError as exc:
-        raise DeepLError(f"Invalid glossary entries provided: {exc.message}") from None
+        raise DeepLRefusal(f"Invalid glossary entries provided: {exc.message}") from None
 
 
 @router.get("/v2/glossaries")
@@ -148,7 +137,7 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
     async def use(_: DeepLParams, tenant: str | None) -> Any:
         accept = request.headers.get("accept", "*/*")
         if TSV not in accept and "*/*" not in accept:
-            raise DeepLError(f"Unsupported Accept header: entries are given as {TSV}", 415)
+            raise DeepLRefusal(f"Unsupported Accept header: entries are given as {TSV}", 415)
         await _glossary(service, glossary_id, tenant)
         found = await service.manager.terminology.entries(glossary_id, tenant)
         return Response(to_tsv(found[1]), media_type=f"{TSV}; charset=utf-8")
@@ -170,4 +159,4 @@ async def _glossary(service: ApiParts, glossary_id: str, tenant: str | None) -> 
     try:
         return await service.manager.terminology.get(glossary_id, tenant)
     except NotFound:
-        raise DeepLError("Glossary not found", 404) from None
+        raise DeepLRefusal("Glossary not found", 404) from None

@@ -1,8 +1,8 @@
 """The work of ``/v2/translate``: DeepL's options read and checked, the texts translated.
 
-Plain texts go through ``service.translator`` (``lt_translate.translate``), the batcher of
-``/v1/translate``, so they come back exactly as v1 gives them. ``tag_handling`` texts take
-the markup path (``deepl_tags``). Without ``source_lang`` each text is detected on its own,
+Every text goes through ``translation``, as ``/v1/translate``'s do, so plain texts come
+back exactly as v1 gives them; ``tag_handling`` texts are HTML there, XML rewritten to HTML
+first and back after (``tags``). Without ``source_lang`` each text is detected on its own,
 among the sources of the installed pairs into the target.
 
 What each option does here:
@@ -19,26 +19,26 @@ What each option does here:
   nothing; ``more`` and ``less`` are DeepL's 400 for a language without formality (none
   has one here).
 - ``glossary_id`` (or ``glossary_ids`` with one id): the tenant's glossary for the pair;
-  its terms are kept in plain and tagged texts alike (``deepl_glossaries``).
+  its terms are kept in plain and tagged texts alike (``glossaries``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from dragoman.api.compat.deepl_request import DeepLError, DeepLParams
-from dragoman.api.compat.deepl_tags import (
+from dragoman.api.deepl.errors import DeepLRefusal
+from dragoman.api.deepl.params import DeepLParams
+from dragoman.api.deepl.tags import (
     Rewritten,
     mark_ignored,
     restore_xml,
     rewrite_xml,
     unmark_ignored,
 )
-from dragoman.api.compat.lt_translate import translate
 from dragoman.api.deps import ApiParts
-from dragoman.batcher import Asker
-from dragoman.terms import Terms
+from dragoman.detection import AUTO
+from dragoman.translation import TextRequest
 
 _FORMALITIES = ("default", "prefer_more", "prefer_less", "more", "less")
 
@@ -70,27 +70,21 @@ def text_options(params: DeepLParams) -> TextOptions:
 
 def check_formality(params: DeepLParams) -> None:
     if params.choice("formality", _FORMALITIES, "default") in ("more", "less"):
-        raise DeepLError("'formality' is not supported for given 'target_lang'.")
-
-
-def characters(texts: Sequence[str]) -> int:
-    """What a request is charged and billed: its texts' code points, tags included."""
-    return sum(len(text) for text in texts)
+        raise DeepLRefusal("'formality' is not supported for given 'target_lang'.")
 
 
 async def translate_texts(
     service: ApiParts,
+    tenant: str | None,
     texts: Sequence[str],
-    source: str | None,
-    target: str,
+    languages: tuple[str | None, str],
     options: TextOptions,
-    terms: Terms | None = None,
-    asker: Asker | None = None,
+    glossary: str | None = None,
 ) -> tuple[list[str], list[str]]:
-    """Each text's translation and source language (given, or detected), in order. A text
-    whose source is its target comes back as it is, as DeepL gives it."""
-    if source == target:
-        return list(texts), [target] * len(texts)
+    """Each text's translation and source language (given, or detected), in order; the
+    languages are ``(source or None, target)``. A text whose source is its target comes
+    back as it is, as DeepL gives it."""
+    source, target = languages
     html = options.tag_handling is not None
     rewritten: list[Rewritten] = []
     if options.tag_handling == "xml":
@@ -100,27 +94,30 @@ async def translate_texts(
         sent = [r.html for r in rewritten]
     else:
         sent = [mark_ignored(t, options.ignore) if html else t for t in texts]
-    outcome = await translate(
-        service,
-        source or "auto",
-        target,
-        sent,
-        html=html,
+    request = TextRequest(
+        tenant=tenant,
+        source=source or AUTO,
+        target=target,
+        texts=sent,
+        glossary=glossary,
+        kind="html" if html else "plain",
         segmentation=options.split,
-        terms=terms,
-        asker=asker,
+        echo_same=True,
     )
-    if source is None and outcome.detected is not None:
-        detected = [found.language for found in outcome.detected]
-    else:
-        detected = [source or target] * len(texts)
+    result = await service.translation.translate(request)
+    if source == target:  # checked and charged: the texts as they came
+        return list(texts), [target] * len(texts)
+    detected = [d.language for d in result.detected] if result.detected else None
+    found = detected or [source or target] * len(texts)
     if not rewritten:
-        return [unmark_ignored(t) if html else t for t in outcome.texts], detected
+        return [unmark_ignored(t) if html else t for t in result.texts], found
     results = []
-    for text, out, how, language in zip(texts, outcome.texts, rewritten, detected, strict=True):
+    for text, out, how, language in zip(texts, result.texts, rewritten, found, strict=True):
         restored = restore_xml(out, how)
         if restored is None:  # the markers did not pair up: the text as HTML, unrewritten
-            again = await translate(service, language, target, [text], html=True, terms=terms)
+            again = await service.translation.translate(
+                replace(request, source=language, texts=[text], charge=False)
+            )
             restored = again.texts[0]
         results.append(restored)
-    return results, detected
+    return results, found

@@ -1,9 +1,10 @@
 """The routes of LibreTranslate 1.9, at the root beside ``/v1``, so that its clients
 (libretranslatepy, libretranslate-aio, deep-translator, Weblate) work unchanged.
 
-Each route reads its parameters as LibreTranslate does (``lt_request``), calls the same
-translator, engines and file jobs as ``/v1``, and answers in LibreTranslate's shapes, its
-errors ``{"error": "message"}`` with its status codes. Bad input is a 400, a missing or
+Each route reads its parameters as LibreTranslate does (``params``), calls the same use
+cases as ``/v1`` (``translation`` for texts, file jobs for files), and answers in
+LibreTranslate's shapes, its errors ``{"error": "message"}`` with its status codes
+(``errors``). Bad input is a 400, a missing or
 unknown ``api_key`` (when keys are configured) a 403, never a 5xx. The routes stay out of
 ``/openapi.json``, which describes the v1 contract.
 """
@@ -11,7 +12,6 @@ unknown ``api_key`` (when keys are configured) a 403, never a 5xx. The routes st
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -20,25 +20,17 @@ from urllib.parse import quote
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import JSONResponse
 
-from dragoman.api.compat.lt_request import LtError, LtParams, read_params, tenant_of
-from dragoman.api.compat.lt_translate import (
-    auto_pair,
-    check_limits,
-    detect_sources,
-    file_pair,
-    installed,
-    name_of,
-    pair_of,
-    translate,
-)
 from dragoman.api.deps import Service
-from dragoman.batcher import Asker
-from dragoman.errors import ClientError, DragomanError, TooManyRequests, TransientError
+from dragoman.api.downloads import attachment
+from dragoman.api.libretranslate.errors import LtRefusal, answer
+from dragoman.api.libretranslate.params import LtParams, read_params, tenant_of
+from dragoman.detection import AUTO
+from dragoman.errors import DragomanError
 from dragoman.files import Upload
 from dragoman.formats import FORMATS, for_file, translated_name
-from dragoman.models import JobStatus
-
-log = logging.getLogger(__name__)
+from dragoman.languages import canonical, english_name
+from dragoman.models import JobStatus, Pair
+from dragoman.translation import TextRequest
 
 router = APIRouter(tags=["libretranslate"], include_in_schema=False)
 
@@ -47,28 +39,8 @@ _POLL_S = 0.2
 _FINAL = {JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED}
 
 
-async def _answer(work: Awaitable[Any]) -> Response:
-    """The route's result as JSON, or its refusal in LibreTranslate's shape."""
-    try:
-        result = await work
-    except LtError as exc:
-        return exc.response()
-    except TooManyRequests as exc:
-        headers = {"Retry-After": str(exc.retry_after_s)}
-        return JSONResponse({"error": exc.message}, status_code=429, headers=headers)
-    except ClientError as exc:
-        return LtError(exc.message, exc.status if exc.status in (404, 409) else 400).response()
-    except TransientError as exc:
-        headers = {"Retry-After": str(exc.retry_after_s)}
-        return JSONResponse({"error": exc.message}, status_code=503, headers=headers)
-    except DragomanError as exc:
-        log.error("request failed: %s", exc.message)
-        return JSONResponse({"error": exc.message}, status_code=500)
-    return result if isinstance(result, Response) else JSONResponse(result)
-
-
 async def _with_params(request: Request, use: Callable[[LtParams], Awaitable[Any]]) -> Response:
-    """``use`` of the request's parameters, answered as ``_answer`` does."""
+    """``use`` of the request's parameters, answered as ``errors.answer`` does."""
 
     async def run() -> Any:
         params = await read_params(request)
@@ -77,7 +49,7 @@ async def _with_params(request: Request, use: Callable[[LtParams], Awaitable[Any
         finally:
             await params.close()
 
-    return await _answer(run())
+    return await answer(run())
 
 
 @router.post("/translate")
@@ -85,28 +57,26 @@ async def lt_translate(request: Request, service: Service) -> Response:
     async def use(params: LtParams) -> Any:
         tenant = tenant_of(request, params)
         q = params.texts()
-        source, target = params.required("source"), params.required("target")
+        texts = [q] if isinstance(q, str) else q
         fmt = params.text("format") or "text"
         if fmt not in ("text", "html"):
-            raise LtError(f"Invalid request: format {fmt} is not text or html")
-        texts = [q] if isinstance(q, str) else q
-        check_limits(service, texts)
-        if source.lower() == "auto":
-            auto_pair(service, target)
-        else:
-            pair_of(service, source, target)
-        await service.manager.usage.charge(tenant, sum(len(t) for t in texts))
-        outcome = await translate(
-            service, source, target, texts, html=fmt == "html", asker=Asker(tenant)
+            raise LtRefusal(f"Invalid request: format {fmt} is not text or html")
+        result = await service.translation.translate(
+            TextRequest(
+                tenant=tenant,
+                source=params.required("source"),
+                target=params.required("target"),
+                texts=texts,
+                kind="html" if fmt == "html" else "plain",
+            )
         )
-        body: dict[str, Any] = {
-            "translatedText": outcome.texts[0] if isinstance(q, str) else outcome.texts
-        }
-        if outcome.detected is not None:
-            found = [{"confidence": d.confidence, "language": d.language} for d in outcome.detected]
-            body["detectedLanguage"] = found[0] if isinstance(q, str) else found
+        one = isinstance(q, str)
+        body: dict[str, Any] = {"translatedText": result.texts[0] if one else result.texts}
+        if result.detected is not None:
+            found = [{"confidence": d.confidence, "language": d.language} for d in result.detected]
+            body["detectedLanguage"] = found[0] if one else found
         if _positive(params.text("alternatives")):
-            body["alternatives"] = [] if isinstance(q, str) else [[] for _ in texts]
+            body["alternatives"] = [] if one else [[] for _ in texts]
         return body
 
     return await _with_params(request, use)
@@ -116,33 +86,32 @@ def _positive(value: str | None) -> bool:
     try:
         return value is not None and int(value) > 0
     except ValueError:
-        raise LtError("Invalid request: alternatives must be an integer") from None
+        raise LtRefusal("Invalid request: alternatives must be an integer") from None
 
 
 @router.get("/languages")
 async def lt_languages(service: Service) -> Response:
     targets: dict[str, list[str]] = {}
-    for pair in sorted(installed(service)):
+    for pair in sorted(service.translation.pairs()):
         targets.setdefault(pair.source, []).append(pair.target)
         targets.setdefault(pair.target, [])
     return JSONResponse(
-        [{"code": c, "name": name_of(c), "targets": sorted(t)} for c, t in sorted(targets.items())]
+        [
+            {"code": c, "name": english_name(c), "targets": sorted(t)}
+            for c, t in sorted(targets.items())
+        ]
     )
 
 
 @router.post("/detect")
 async def lt_detect(request: Request, service: Service) -> Response:
     async def use(params: LtParams) -> Any:
-        tenant = tenant_of(request, params)
         q = params.texts()
         text = q if isinstance(q, str) else "\n".join(q)
-        check_limits(service, [text])
-        await service.manager.usage.charge(tenant, len(text))
-        candidates = sorted({p.source for p in installed(service)})
-        if not candidates:
+        found = await service.translation.identify(tenant_of(request, params), text)
+        if found is None:
             return []
-        (best,) = await detect_sources([text], candidates)
-        return [{"confidence": best.confidence, "language": best.language}]
+        return [{"confidence": found.confidence, "language": found.language}]
 
     return await _with_params(request, use)
 
@@ -152,22 +121,29 @@ async def lt_translate_file(request: Request, service: Service) -> Response:
     async def use(params: LtParams) -> Any:
         tenant = tenant_of(request, params)
         part = params.file("file")
-        source, target = params.required("source"), params.required("target")
-        if source.lower() != "auto":
-            pair_of(service, source, target)  # refused before the upload is read
+        pair = _file_pair(service, params.required("source"), params.required("target"))
         name = part.filename or "file"
         for_file(name)  # an unknown extension too
         limit = service.settings.max_file_bytes
         content = await part.read(limit + 1)
         if len(content) > limit:
-            raise LtError(f"Invalid request: {name} is larger than {limit} bytes")
-        pair = await file_pair(service, source, target, name, content)
+            raise LtRefusal(f"Invalid request: {name} is larger than {limit} bytes")
         job = await service.files.submit(tenant=tenant, pair=pair, uploads=[Upload(name, content)])
         await _wait(service, job.id, tenant)
         url = f"{str(request.base_url).rstrip('/')}/download_file/{job.id}/"
         return {"translatedFileUrl": url + quote(translated_name(name, pair.target))}
 
     return await _with_params(request, use)
+
+
+def _file_pair(service: Service, source: str, target: str) -> Pair:
+    """The pair of an upload, refused before the upload is read; ``auto`` is detected by
+    the file job."""
+    tgt = canonical(target)
+    if source.lower() == AUTO:
+        service.translation.candidates(tgt)
+        return Pair(AUTO, tgt)
+    return service.translation.resolve(canonical(source), tgt)[1]
 
 
 async def _wait(service: Service, job_id: str, tenant: str | None) -> None:
@@ -194,12 +170,8 @@ async def lt_download_file(request: Request, job_id: str, name: str, service: Se
         tenant = tenant_of(request, params) if given else None
         found = await service.files.download(job_id, 0, tenant)
         if found.filename != name:
-            raise LtError("Not found", 404)
-        plain = "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
-        disposition = f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(name)}"
-        return Response(
-            found.content, media_type=found.media_type, headers={"Content-Disposition": disposition}
-        )
+            raise LtRefusal("Not found", 404)
+        return attachment(found.content, found.media_type, found.filename)
 
     return await _with_params(request, use)
 
@@ -207,7 +179,7 @@ async def lt_download_file(request: Request, job_id: str, name: str, service: Se
 @router.get("/frontend/settings")
 async def lt_frontend_settings(request: Request, service: Service) -> Response:
     keyed = bool(request.app.state.tenants_by_key)
-    pairs = sorted(installed(service))
+    pairs = sorted(service.translation.pairs())
     target = pairs[0].target if pairs else "en"
     return JSONResponse(
         {
@@ -220,7 +192,7 @@ async def lt_frontend_settings(request: Request, service: Service) -> Response:
             "supportedFilesFormat": [ext for f in FORMATS.all() for ext in f.extensions],
             "language": {
                 "source": {"code": "auto", "name": "Auto Detect"},
-                "target": {"code": target, "name": name_of(target)},
+                "target": {"code": target, "name": english_name(target)},
             },
         }
     )

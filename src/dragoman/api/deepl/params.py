@@ -7,55 +7,21 @@ one ``DeepLParams``, the body over the query string. The key comes in
 ``Authorization: DeepL-Auth-Key KEY`` (or ``Bearer KEY``, as DeepLX-aware clients send it),
 or in the legacy ``auth_key`` parameter.
 
-Refusals keep DeepL's shape, ``{"message": "..."}`` (what deepl-python puts in its
-exceptions), and DeepL's status codes: 400 bad input, 403 key, 404, 413 too large, 429 with
-Retry-After, 456 quota spent, 503 with Retry-After; FastAPI's error body is never sent.
+A refusal is worded as DeepL words it (``errors``).
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from fastapi import Request, Response
-from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 
-from dragoman.api.compat.bodies import Params, read_values
-from dragoman.api.compat.lt_request import LtError
-from dragoman.errors import (
-    ClientError,
-    DragomanError,
-    NotFound,
-    PayloadTooLarge,
-    QuotaExceeded,
-    TooManyRequests,
-    TransientError,
-)
+from dragoman.api.bodies import Params, read_values
+from dragoman.api.deepl.errors import DeepLRefusal, answer, unsupported
 
-log = logging.getLogger(__name__)
-
-QUOTA_EXCEEDED = 456  # DeepL's status for a spent character quota
 _TRUE, _FALSE = {"1", "true"}, {"0", "false"}
-
-
-class DeepLError(Exception):
-    """A refusal in DeepL's shape; 400 unless said otherwise."""
-
-    def __init__(self, message: str, status: int = 400, retry_after_s: int | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.status = status
-        self.retry_after_s = retry_after_s
-
-    def response(self) -> JSONResponse:
-        headers = None if self.retry_after_s is None else {"Retry-After": str(self.retry_after_s)}
-        return JSONResponse({"message": self.message}, status_code=self.status, headers=headers)
-
-
-def unsupported(name: str) -> DeepLError:
-    return DeepLError(f"Value for '{name}' not supported.")
 
 
 class DeepLParams(Params):
@@ -77,7 +43,7 @@ class DeepLParams(Params):
     def required(self, name: str) -> str:
         value = self.text(name)
         if not value:
-            raise DeepLError(f"Parameter '{name}' not specified.")
+            raise DeepLRefusal(f"Parameter '{name}' not specified.")
         return value
 
     def choice(self, name: str, allowed: tuple[str, ...], default: str) -> str:
@@ -98,9 +64,9 @@ class DeepLParams(Params):
         found = self._values.get("text", [])
         items = found[0] if len(found) == 1 and isinstance(found[0], list) else found
         if not items:
-            raise DeepLError("Parameter 'text' not specified.")
+            raise DeepLRefusal("Parameter 'text' not specified.")
         if not all(isinstance(item, str) for item in items):
-            raise DeepLError("Parameter 'text' must be a string or a list of strings.")
+            raise DeepLRefusal("Parameter 'text' must be a string or a list of strings.")
         return list(items)
 
     def tags(self, name: str) -> list[str]:
@@ -115,13 +81,13 @@ class DeepLParams(Params):
         found = self._values.get(name)
         value = found[0] if found else None
         if not isinstance(value, UploadFile):
-            raise DeepLError("Invalid file data.")
+            raise DeepLRefusal("Invalid file data.")
         return value
 
 
 async def read_params(request: Request) -> DeepLParams:
     """The query string, then the body over it (JSON, urlencoded or multipart form)."""
-    values, form = await read_values(request, DeepLError)
+    values, form = await read_values(request, DeepLRefusal)
     return DeepLParams(values, form)
 
 
@@ -138,7 +104,7 @@ def tenant_of(request: Request, params: DeepLParams) -> str | None:
         key = params.text("auth_key") or ""
     tenant = keys.get(key)
     if tenant is None:
-        raise DeepLError("Authorization failure: the auth key is missing or not valid", 403)
+        raise DeepLRefusal("Authorization failure: the auth key is missing or not valid", 403)
     return tenant
 
 
@@ -158,35 +124,3 @@ async def handle(request: Request, use: Use) -> Response:
             await params.close()
 
     return await answer(run())
-
-
-async def answer(work: Awaitable[Any]) -> Response:
-    """The route's result as JSON (a ``Response`` as it is), or its refusal in DeepL's shape."""
-    try:
-        result = await work
-    except DeepLError as exc:
-        return exc.response()
-    except Exception as exc:  # every other error is mapped once, here
-        return refusal(exc).response()
-    return result if isinstance(result, Response) else JSONResponse(result)
-
-
-def refusal(exc: Exception) -> DeepLError:
-    """dragoman's errors (and the LibreTranslate helpers' ones) with DeepL's status codes."""
-    if isinstance(exc, LtError):
-        return DeepLError(exc.message, exc.status)
-    if isinstance(exc, TooManyRequests):
-        status = QUOTA_EXCEEDED if isinstance(exc, QuotaExceeded) else 429
-        return DeepLError(exc.message, status, exc.retry_after_s)
-    if isinstance(exc, ClientError):
-        status = (
-            404 if isinstance(exc, NotFound) else 413 if isinstance(exc, PayloadTooLarge) else 400
-        )
-        return DeepLError(exc.message, status)
-    if isinstance(exc, TransientError):
-        return DeepLError(exc.message, 503, exc.retry_after_s)
-    if isinstance(exc, DragomanError):
-        log.error("request failed: %s", exc.message)
-        return DeepLError(exc.message, 500)
-    log.exception("unexpected error", exc_info=exc)
-    return DeepLError("Internal error; see the server log", 500)

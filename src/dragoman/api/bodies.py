@@ -1,6 +1,6 @@
-"""How the compatibility routes read their parameters: the query string, then the body over
-it (JSON object, urlencoded or multipart form), every value as a list, since clients repeat
-fields (``q=a&q=b``, ``text=a&text=b``). Each facade turns a refusal into its own error."""
+"""How the LibreTranslate and DeepL routes read their parameters: the query string, then
+the body over it (JSON object, urlencoded or multipart form), every value as a list, since
+clients repeat fields (``q=a&q=b``, ``text=a&text=b``). Each API words its own refusal."""
 
 from __future__ import annotations
 

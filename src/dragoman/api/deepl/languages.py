@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from dragoman.api.compat.deepl_request import DeepLError, unsupported
-from dragoman.api.compat.lt_translate import name_of
+from dragoman.api.deepl.errors import unsupported
 from dragoman.errors import InvalidRequest
-from dragoman.languages import canonical
+from dragoman.languages import canonical, english_name
 from dragoman.models import Pair
 
 VARIANTS: dict[str, tuple[str, ...]] = {
@@ -51,7 +50,7 @@ def deepl_code(code: str) -> str:
 
 def source_languages(pairs: Collection[Pair]) -> list[dict[str, str]]:
     sources = sorted({pair.source for pair in pairs})
-    return [{"language": deepl_code(code), "name": name_of(code)} for code in sources]
+    return [{"language": deepl_code(code), "name": english_name(code)} for code in sources]
 
 
 def target_languages(pairs: Collection[Pair]) -> list[dict[str, str | bool]]:
@@ -59,21 +58,6 @@ def target_languages(pairs: Collection[Pair]) -> list[dict[str, str | bool]]:
     found: list[dict[str, str | bool]] = []
     for code in sorted({pair.target for pair in pairs}):
         for spelled in VARIANTS.get(code, (deepl_code(code),)):
-            name = _VARIANT_NAMES.get(spelled, name_of(code))
+            name = _VARIANT_NAMES.get(spelled, english_name(code))
             found.append({"language": spelled, "name": name, "supports_formality": False})
     return found
-
-
-def check_pair(pairs: Collection[Pair], source: str | None, target: str) -> None:
-    """DeepL's 400 unless ``source`` (None: detected) can be translated into ``target``."""
-    if target not in {pair.target for pair in pairs}:
-        raise unsupported("target_lang")
-    if source is None:
-        return
-    if source not in {pair.source for pair in pairs}:
-        raise unsupported("source_lang")
-    if source != target and Pair(source, target) not in pairs:
-        raise DeepLError(
-            f"No translation from {deepl_code(source)} into {deepl_code(target)} is "
-            "installed on this server."
-        )

@@ -1,1 +1,0 @@
-"""Other services' APIs over dragoman, one router module each, beside ``/v1``."""

@@ -1,0 +1,13 @@
+"""DeepL's API v2 over dragoman: ``params`` reads its requests and keys, ``errors`` words
+dragoman's refusals in its shape, ``text``/``tags``/``documents``/``glossaries`` do its use
+cases with dragoman's, ``routes`` answers them."""
+
+from fastapi import APIRouter
+
+from dragoman.api.deepl import glossaries, routes
+
+router = APIRouter()
+router.include_router(glossaries.router)  # before the catch-all /v2 404 of ``routes``
+router.include_router(routes.router)
+
+__all__ = ["router"]

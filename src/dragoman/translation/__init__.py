@@ -1,0 +1,246 @@
+"""The synchronous use case: a few texts translated now, whichever API asks.
+
+``/v1/translate``, LibreTranslate's ``/translate`` and ``/detect`` and DeepL's
+``/v2/translate`` read their own request shapes into one ``TextRequest`` and shape the
+``TextResult`` back; everything between happens here, once, in this order:
+
+1. the limits: the number of texts, then each text (``validation.check_segments``);
+2. the languages: the pair installed, or for ``auto`` the sources that translate into the
+   target;
+3. the glossary, if one is named: the tenant's, for the pair;
+4. the charge to the tenant's usage (every character given, tags included);
+5. detection, for ``auto``: each text on its own (an HTML text by its words);
+6. each text through the tenant's segment cache and the dynamic batcher: a plain text as
+   it is, an HTML text as the marked segments of a file job (``html.py``), with the
+   glossary's terms masked before the cache and unmasked after.
+
+Refusals are dragoman's errors with fields (``UnsupportedPair.missing``,
+``PayloadTooLarge.count``), so each API words its own message. Larger work belongs in a job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from dragoman.detection import AUTO, Detection, best, per_language, sources_into
+from dragoman.engines import Engines, Pair
+from dragoman.errors import PayloadTooLarge, UnsupportedPair
+from dragoman.glossaries import Terminology
+from dragoman.languages import canonical
+from dragoman.metrics import Metrics
+from dragoman.models import Document
+from dragoman.reuse import Reuse
+from dragoman.settings import Settings
+from dragoman.terms import Terms, keep_terms
+from dragoman.translation.batcher import DynamicBatcher
+from dragoman.translation.html import translate_html
+from dragoman.usage import UsageMeter
+from dragoman.validation import check_segments
+
+__all__ = ["DynamicBatcher", "TextRequest", "TextResult", "TextTranslation"]
+
+Kind = Literal["plain", "html"]
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+@dataclass(frozen=True, slots=True)
+class TextRequest:
+    tenant: str | None
+    source: str  # a language code, or "auto": each text's own is detected
+    target: str
+    texts: Sequence[str]
+    engine: str | None = None  # None: the pair's default
+    glossary: str | None = None  # the id of one of the tenant's glossaries
+    kind: Kind = "plain"
+    segmentation: bool = True  # HTML: each block split into sentences first
+    echo_same: bool = False  # source == target: the texts come back as they are (DeepL)
+    charge: bool = True  # False only for texts a request was charged for already
+
+
+@dataclass(frozen=True, slots=True)
+class TextResult:
+    texts: list[str]
+    detected: list[Detection] | None = None  # per text, for "auto"
+
+
+class TextTranslation:
+    """The synchronous path, for every API (see the module's docstring)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        engines: Engines,
+        metrics: Metrics,
+        *,
+        usage: UsageMeter,
+        terminology: Terminology,
+        cache: Reuse | None = None,
+    ) -> None:
+        self._settings = settings
+        self._engines = engines
+        self._metrics = metrics
+        self._usage = usage
+        self._terminology = terminology
+        self._cache = cache
+        self.batcher = DynamicBatcher(
+            engines,
+            metrics,
+            delay_s=settings.sync_batch_delay_s,
+            max_segments=settings.sync_batch_max_segments,
+        )
+
+    def pairs(self) -> set[Pair]:
+        """Every pair translated here, through a pivot too."""
+        return {pair for pair, _ in self._engines.languages()}
+
+    async def translate(self, request: TextRequest) -> TextResult:
+        """Each text's translation, in order, or the first refusal (nothing is charged)."""
+        self.check_limits(request.texts)
+        auto = request.source.lower() == AUTO
+        source = None if auto else canonical(request.source)
+        target = canonical(request.target)
+        if source is None:
+            return await self._auto(request, target)
+        if source == target and request.echo_same:
+            self.candidates(target)
+            await self._charge(request)
+            return TextResult(list(request.texts))
+        engine, pair = self.resolve(source, target, request.engine)
+        terms = await self._terminology.terms_for(request.glossary, request.tenant, pair)
+        await self._charge(request)
+        return TextResult(await self._run(request, engine, pair, terms))
+
+    async def identify(self, tenant: str | None, text: str) -> Detection | None:
+        """The language of ``text`` among every installed source (None: no pair at all),
+        charged as a translation of it is."""
+        self.check_limits([text])
+        candidates = sorted({pair.source for pair in self.pairs()})
+        await self._usage.charge(tenant, len(text))
+        if not candidates:
+            return None
+        (found,) = await asyncio.to_thread(best, [text], candidates)
+        return found
+
+    def check_limits(self, texts: Sequence[str]) -> None:
+        """The number of texts, then each text (its length, its characters)."""
+        count, limit = len(texts), self._settings.sync_max_segments
+        if count > limit:
+            raise PayloadTooLarge(
+                f"{count} segments exceed the limit of {limit} "
+                "for /v1/translate; submit a job to /v1/jobs instead",
+                count=count,
+                limit=limit,
+                unit="segments",
+            )
+        check_segments(
+            [Document("request", list(texts))],
+            max_segments=limit,
+            max_chars=self._settings.max_segment_chars,
+        )
+
+    def resolve(self, source: str, target: str, engine: str | None = None) -> tuple[str, Pair]:
+        """The engine and pair of canonical ``source`` → ``target``, or ``UnsupportedPair``
+        saying which side, if either, no installed pair has."""
+        pair = Pair(source, target)
+        try:
+            return self._engines.resolve(pair, engine).name, pair
+        except UnsupportedPair:
+            pairs = self.pairs()
+            if pair in pairs:  # the engine named does not serve it
+                raise
+        missing = (
+            "source"
+            if source not in {p.source for p in pairs}
+            else "target"
+            if target not in {p.target for p in pairs}
+            else None
+        )
+        raise UnsupportedPair(
+            f"language pair {pair} is not installed; see /v1/languages",
+            source=source,
+            target=target,
+            missing=missing,
+        )
+
+    def candidates(self, target: str, engine: str | None = None) -> list[str]:
+        """The languages a text may be detected as: those translated into ``target``."""
+        found = sources_into(self._engines, target, engine)
+        if not found:
+            raise UnsupportedPair(
+                f"no installed pair translates into {target}; see /v1/languages",
+                target=target,
+                missing="target",
+            )
+        return found
+
+    async def _auto(self, request: TextRequest, target: str) -> TextResult:
+        candidates = self.candidates(target, request.engine)
+        glossary = await self._terminology.check(request.glossary, request.tenant, None, target)
+        terms = (await self._terminology.load(glossary.id)).terms if glossary else None
+        await self._charge(request)
+        plain = [_TAG.sub(" ", t) for t in request.texts] if request.kind == "html" else None
+        found = await asyncio.to_thread(best, plain or request.texts, candidates)
+
+        async def each(source: str, texts: list[str]) -> list[str]:
+            engine, pair = self.resolve(source, target, request.engine)
+            kept = terms if glossary is not None and glossary.source_lang == source else None
+            return await self._run(request, engine, pair, kept, texts)
+
+        return TextResult(await per_language(request.texts, found, each), found)
+
+    async def _charge(self, request: TextRequest) -> None:
+        if request.charge:
+            await self._usage.charge(request.tenant, sum(len(t) for t in request.texts))
+
+    async def _run(
+        self,
+        request: TextRequest,
+        engine: str,
+        pair: Pair,
+        terms: Terms | None,
+        texts: Sequence[str] | None = None,
+    ) -> list[str]:
+        given = request.texts if texts is None else texts
+        marked = request.kind == "html"
+        run = functools.partial(self._segments, request.tenant, engine, pair, terms, marked)
+        if not marked:
+            return await run(list(given))
+        return await translate_html(given, pair, segmentation=request.segmentation, translate=run)
+
+    async def _segments(
+        self,
+        tenant: str | None,
+        engine: str,
+        pair: Pair,
+        terms: Terms | None,
+        marked: bool,
+        segments: list[str],
+    ) -> list[str]:
+        """With ``terms``, each segment is masked before the cache and the batcher and
+        unmasked after, so requests with different glossaries still share a batch."""
+        run = functools.partial(self._cached, tenant, engine, pair, marked)
+        if terms is None:
+            return await run(segments)
+        return await keep_terms(run, [(s, terms) for s in segments], marked=marked)
+
+    async def _cached(
+        self, tenant: str | None, engine: str, pair: Pair, marked: bool, segments: Sequence[str]
+    ) -> list[str]:
+        run = functools.partial(self.batcher.translate, engine, pair, marked=marked)
+        if self._cache is None:
+            return await run(segments)
+        out, hits = await self._cache.through_cache(
+            tenant, engine, pair, segments, run, markup=marked
+        )
+        if hits:
+            self._metrics.sync_segments_cached.labels(engine).inc(hits)
+        return out
+
+    async def close(self) -> None:
+        await self.batcher.close()
