@@ -90,16 +90,21 @@ def job(api: Process, job_id: str) -> dict[str, Any]:
 
 
 def wait_running(api: Process, job_ids: list[str]) -> str:
-    """A job that a worker is in the middle of."""
+    """A job that a worker is in the middle of. One connection polls every job in turn: a
+    job is mid-work for a few of its chunks only (``DRAGOMAN_CHUNK_SEGMENTS``), so a slow
+    poll on a busy machine could miss them all."""
+    with client(api) as http:
 
-    def one() -> str | None:
-        for job_id in job_ids:
-            state = job(api, job_id)
-            if state["status"] == "running" and state["segments_done"] > 0:
-                return job_id
-        return None
+        def one() -> str | None:
+            states = {j: http.get(f"/v1/jobs/{j}").json() for j in job_ids}
+            for job_id, state in states.items():
+                if state["status"] == "running" and state["segments_done"] > 0:
+                    return job_id
+            if all(state["status"] == "succeeded" for state in states.values()):
+                raise AssertionError("every job finished before one was seen in mid-work")
+            return None
 
-    found: str = wait_for(one, 60, "a job in the middle of its work")
+        found: str = wait_for(one, 120, "a job in the middle of its work")
     return found
 
 

@@ -60,8 +60,14 @@ async def test_each_segment_gets_in_a_batch_of_500_what_it_gets_alone(engine: En
     together = await engine.translate(EN_FR, segments)
 
     assert len(together) == 500
-    alone = {text: (await engine.translate(EN_FR, [text]))[0] for text in set(segments)}
-    assert [alone[text] for text in segments] == together
+    # Each distinct segment alone is ~100 model calls: minutes on a busy CPU. The edge cases,
+    # the shortest and longest lines and a spread of the rest tell padding or order errors.
+    distinct = sorted(set(segments), key=len)
+    probes = {*distinct[:8], *distinct[-8:], *distinct[:: max(1, len(distinct) // 16)]}
+    alone = {text: (await engine.translate(EN_FR, [text]))[0] for text in probes}
+    assert [alone[t] for t in segments if t in alone] == [
+        out for t, out in zip(segments, together, strict=True) if t in alone
+    ]
     assert len(set(together)) > 5  # a swap of results would not go unseen
 
 
