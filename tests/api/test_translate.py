@@ -114,3 +114,17 @@ async def test_unknown_words_come_back_unmarked_as_apertium_apy_gives_them_by_de
     for output in outputs:
         assert "xyzzyq" in output and "Gloopington" in output
         assert not any(mark in output for mark in "*@#"), output
+
+
+async def test_unknown_words_come_back_unmarked_unless_marks_are_asked_for(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {"source_lang": "en", "target_lang": "es", "segments": ["The zorblax eats apples."]}
+    plain = await client.post("/v1/translate", json=body)
+    marked = await client.post("/v1/translate", json={**body, "mark_unknown": True})
+    again = await client.post("/v1/translate", json=body)
+    assert plain.status_code == marked.status_code == 200, marked.text
+    (unmarked,) = plain.json()["translations"]
+    assert "zorblax" in unmarked and "*" not in unmarked
+    assert "*zorblax" in marked.json()["translations"][0]
+    assert again.json() == plain.json()  # the marked answer is cached apart

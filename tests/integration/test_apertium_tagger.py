@@ -26,7 +26,7 @@ READS = (
 
 
 def restarts(engine: ApertiumEngine, pair: Pair) -> int:
-    return sum(p._tagger.restarts for p in engine._pools[pair]._all if p._tagger)
+    return sum(p._tagger.restarts for p in engine._pools[pair, False]._all if p._tagger)
 
 
 async def test_a_window_after_a_narrowing_segment_is_tagged_again_by_a_fresh_tagger() -> None:

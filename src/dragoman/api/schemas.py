@@ -167,6 +167,11 @@ class TranslateIn(_Strict):
     segments: list[Segment] = Field(min_length=1, examples=[["Hello world."]])
     engine: EngineName = None
     glossary: GlossaryId = None
+    mark_unknown: bool = Field(
+        False,
+        description="Words the engine does not know come back marked (Apertium's '*word'); "
+        "by default they come back as they are",
+    )
 
 
 class DetectedLanguage(BaseModel):

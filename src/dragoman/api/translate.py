@@ -45,7 +45,8 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
     """Translates a few segments now; larger work belongs in a job. With ``source_lang``
     ``auto``, each segment is detected on its own and translated from its language. With
     ``glossary``, every term of the tenant's glossary comes out as its target (with
-    ``auto``, in the segments detected in the glossary's source language)."""
+    ``auto``, in the segments detected in the glossary's source language). With
+    ``mark_unknown``, words the engine does not know come back marked."""
     request = TextRequest(
         tenant=tenant,
         source=body.source_lang,
@@ -53,6 +54,7 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
         texts=body.segments,
         engine=body.engine,
         glossary=body.glossary,
+        mark_unknown=body.mark_unknown,
     )
     result = await service.translation.translate(request)
     found = result.detected

@@ -50,6 +50,15 @@ class Engine(Protocol):
         ...
 
 
+@runtime_checkable
+class MarksUnknown(Protocol):
+    """An engine that can mark the words it does not know (Apertium's ``*word``)."""
+
+    def marking(self) -> Engine:
+        """The same engine, writing those marks."""
+        ...
+
+
 class Engines:
     """The engines of one process. A pair's default engine is the one ``pair_defaults``
     names when it serves the pair, else the first that does; a pair that none serves but
@@ -111,20 +120,34 @@ class Engines:
         served_by = ", ".join(e.name for e in candidates)
         raise UnsupportedPair(f"engine {engine!r} {why}; engines for {pair}: {served_by}")
 
-    async def translate(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
-        """Each segment's translation, with the source's own whitespace at its edges."""
-        outputs = await self.resolve(pair, engine).translate(pair, segments)
+    def _marking(self, pair: Pair, engine: str | None, mark_unknown: bool) -> Engine:
+        """The engine for ``pair``; with ``mark_unknown``, its marking form where it has
+        one (an engine that knows no unknown words has no marks to write)."""
+        chosen = self.resolve(pair, engine)
+        if mark_unknown and isinstance(chosen, MarksUnknown):
+            return chosen.marking()
+        return chosen
+
+    async def translate(
+        self, engine: str, pair: Pair, segments: Sequence[str], *, mark_unknown: bool = False
+    ) -> list[str]:
+        """Each segment's translation, with the source's own whitespace at its edges;
+        ``mark_unknown``: words the engine does not know are marked (``*word``)."""
+        outputs = await self._marking(pair, engine, mark_unknown).translate(pair, segments)
         return [keep_edges(s, o) for s, o in zip(segments, outputs, strict=True)]
 
-    def version(self, engine: str, pair: Pair) -> str:
+    def version(self, engine: str, pair: Pair, *, mark_unknown: bool = False) -> str:
         # ":edges": outputs are trimmed to the source's edges (segment-cache keys change).
-        return self.resolve(pair, engine).version(pair) + ":edges"
+        return self._marking(pair, engine, mark_unknown).version(pair) + ":edges"
 
-    async def translate_marked(self, engine: str, pair: Pair, segments: Sequence[str]) -> list[str]:
+    async def translate_marked(
+        self, engine: str, pair: Pair, segments: Sequence[str], *, mark_unknown: bool = False
+    ) -> list[str]:
         """Segments of file jobs: text with inline codes, in its stored form both ways."""
         from dragoman.engines.markup import translate_stored
 
-        return await translate_stored(self.resolve(pair, engine), pair, segments)
+        chosen = self._marking(pair, engine, mark_unknown)
+        return await translate_stored(chosen, pair, segments)
 
     def manifest(self, engine: str, pair: Pair) -> Manifest | None:
         """The installed model's ``dragoman-model.json`` (``None``: an engine without model

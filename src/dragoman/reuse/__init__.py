@@ -96,9 +96,9 @@ class Reuse:
             lambda position, target: fit(segments[position], forms[position], target),
         )
 
-    def _version(self, engine: str, pair: Pair) -> str | None:
+    def _version(self, engine: str, pair: Pair, mark_unknown: bool = False) -> str | None:
         try:
-            return self._engines.version(engine, pair)
+            return self._engines.version(engine, pair, mark_unknown=mark_unknown)
         except DragomanError as exc:
             log.warning("no segment cache for %s %s: %s", engine, pair, exc.message)
             return None
@@ -112,6 +112,7 @@ class Reuse:
         translate: Callable[[list[str]], Awaitable[list[str]]],
         *,
         markup: bool = False,
+        mark_unknown: bool = False,
     ) -> tuple[list[str], int]:
         """A synchronous request's translations and how many came from the segment cache.
         The others go to ``translate`` once each (a repeat within the request too); their
@@ -120,7 +121,7 @@ class Reuse:
         job without a glossary: the engine's exact input (a glossary's terms are masked
         before this), so jobs and requests share their entries. A store that is away costs
         the cache only."""
-        version = self._version(engine, pair) if self._settings.cache else None
+        version = self._version(engine, pair, mark_unknown) if self._settings.cache else None
         if version is None:
             return await translate(list(segments)), 0
         keys = [

@@ -59,6 +59,7 @@ class TextRequest:
     glossary: str | None = None  # the id of one of the tenant's glossaries
     kind: Kind = "plain"
     segmentation: bool = True  # HTML: each block split into sentences first
+    mark_unknown: bool = False  # words the engine does not know come back marked (*word)
     echo_same: bool = False  # source == target: the texts come back as they are (DeepL)
     charge: bool = True  # False only for texts a request was charged for already
 
@@ -208,35 +209,38 @@ class TextTranslation:
     ) -> list[str]:
         given = request.texts if texts is None else texts
         marked = request.kind == "html"
-        run = functools.partial(self._segments, request.tenant, engine, pair, terms, marked)
+        run = functools.partial(self._segments, request, engine, pair, terms)
         if not marked:
             return await run(list(given))
         return await translate_html(given, pair, segmentation=request.segmentation, translate=run)
 
     async def _segments(
         self,
-        tenant: str | None,
+        request: TextRequest,
         engine: str,
         pair: Pair,
         terms: Terms | None,
-        marked: bool,
         segments: list[str],
     ) -> list[str]:
         """With ``terms``, each segment is masked before the cache and the batcher and
         unmasked after, so requests with different glossaries still share a batch."""
-        run = functools.partial(self._cached, tenant, engine, pair, marked)
+        run = functools.partial(self._cached, request, engine, pair)
+        marked = request.kind == "html"
         if terms is None:
             return await run(segments)
         return await keep_terms(run, [(s, terms) for s in segments], marked=marked)
 
     async def _cached(
-        self, tenant: str | None, engine: str, pair: Pair, marked: bool, segments: Sequence[str]
+        self, request: TextRequest, engine: str, pair: Pair, segments: Sequence[str]
     ) -> list[str]:
-        run = functools.partial(self.batcher.translate, engine, pair, marked=marked)
+        marked, marks = request.kind == "html", request.mark_unknown
+        run = functools.partial(
+            self.batcher.translate, engine, pair, marked=marked, mark_unknown=marks
+        )
         if self._cache is None:
             return await run(segments)
         out, hits = await self._cache.through_cache(
-            tenant, engine, pair, segments, run, markup=marked
+            request.tenant, engine, pair, segments, run, markup=marked, mark_unknown=marks
         )
         if hits:
             self._metrics.sync_segments_cached.labels(engine).inc(hits)

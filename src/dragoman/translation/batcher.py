@@ -1,8 +1,8 @@
 """The dynamic batcher of the synchronous path.
 
-Concurrent requests of one engine, pair and kind (plain text, or segments with inline codes)
-wait a few milliseconds, then go through the engine as one batch, like an inference
-server's batcher; each caller gets back its slice.
+Concurrent requests of one engine, pair and kind (plain text or segments with inline codes;
+unknown words marked or not) wait a few milliseconds, then go through the engine as one
+batch, like an inference server's batcher; each caller gets back its slice.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 from dragoman.engines import Engines, Pair
 from dragoman.metrics import Metrics
 
-_Key = tuple[str, Pair, bool]  # engine, pair, marked
+_Key = tuple[str, Pair, bool, bool]  # engine, pair, inline codes, unknown words marked
 
 
 @dataclass(slots=True)
@@ -37,11 +37,17 @@ class DynamicBatcher:
         self._running: set[asyncio.Task[None]] = set()
 
     async def translate(
-        self, engine: str, pair: Pair, segments: Sequence[str], *, marked: bool = False
+        self,
+        engine: str,
+        pair: Pair,
+        segments: Sequence[str],
+        *,
+        marked: bool = False,
+        mark_unknown: bool = False,
     ) -> list[str]:
         """Each segment's translation; ``marked`` segments carry inline codes in their
-        stored form (``formats.markup``) both ways."""
-        key = (engine, pair, marked)
+        stored form (``formats.markup``) both ways; ``mark_unknown``: see ``Engines``."""
+        key = (engine, pair, marked, mark_unknown)
         batch = self._open.get(key)
         if batch is None:
             batch = self._open[key] = _Batch()
@@ -70,12 +76,12 @@ class DynamicBatcher:
             await self._run(key, batch)
 
     async def _run(self, key: _Key, batch: _Batch) -> None:
-        engine, pair, marked = key
+        engine, pair, marked, mark_unknown = key
         texts = [text for segments, _ in batch.requests for text in segments]
         call = self._engines.translate_marked if marked else self._engines.translate
         began = time.perf_counter()
         try:
-            out = await call(engine, pair, texts)
+            out = await call(engine, pair, texts, mark_unknown=mark_unknown)
         except Exception as exc:
             for _, future in batch.requests:
                 if not future.done():

@@ -52,7 +52,7 @@ class ApertiumEngine:
         self._max_uses = max_uses
         self._read_timeout_s = read_timeout_s
         self._idle_shutdown_s = idle_shutdown_s
-        self._pools: dict[Pair, PipelinePool] = {}
+        self._pools: dict[tuple[Pair, bool], PipelinePool] = {}  # by pair and marks
         self._lock = asyncio.Lock()
         self._reaper: asyncio.Task[None] | None = None
         self._versions = Versions()
@@ -67,12 +67,20 @@ class ApertiumEngine:
         return self._versions.of(mode.path)
 
     def warm_pairs(self) -> frozenset[Pair]:
-        return frozenset(self._pools)
+        return frozenset(pair for pair, _ in self._pools)
 
-    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
-        return await self._translate(pair, segments, raw=False)
+    def marking(self) -> MarkingApertium:
+        """This engine writing unknown words marked (``*word``), on pipelines of their own."""
+        return MarkingApertium(self)
 
-    async def translate_marked(self, pair: Pair, cores: Sequence[Marked]) -> list[Marked]:
+    async def translate(
+        self, pair: Pair, segments: Sequence[str], *, marks: bool = False
+    ) -> list[str]:
+        return await self._translate(pair, segments, raw=False, marks=marks)
+
+    async def translate_marked(
+        self, pair: Pair, cores: Sequence[Marked], *, marks: bool = False
+    ) -> list[Marked]:
         """Segments with inline codes: paired codes ride on their words (``marked``); a
         segment with a code inside a word goes as plain text, its codes put back in
         proportion."""
@@ -81,16 +89,18 @@ class ApertiumEngine:
             to_stream(core) if ok else deformat(core.engine_text)
             for core, ok in zip(cores, whole, strict=True)
         ]
-        answers = await self._translate(pair, streams, raw=True)
+        answers = await self._translate(pair, streams, raw=True, marks=marks)
         return [
             from_stream(answer, core) if ok else project(core, reformat(answer))
             for answer, core, ok in zip(answers, cores, whole, strict=True)
         ]
 
-    async def _translate(self, pair: Pair, segments: Sequence[str], *, raw: bool) -> list[str]:
+    async def _translate(
+        self, pair: Pair, segments: Sequence[str], *, raw: bool, marks: bool
+    ) -> list[str]:
         if not segments:
             return []
-        pool = self._pools.get(pair) or await self._open_pool(pair)
+        pool = self._pools.get((pair, marks)) or await self._open_pool(pair, marks)
         if self._reaper is None:
             self._reaper = asyncio.create_task(self._reap_forever(), name="apertium-reaper")
         return await pool.translate(segments, raw=raw)
@@ -104,26 +114,29 @@ class ApertiumEngine:
         """Stops the pipelines of pairs unused for ``idle_shutdown_s``; returns those pairs."""
         async with self._lock:
             idle = [
-                pair for pair, pool in self._pools.items() if pool.idle_s() >= self._idle_shutdown_s
+                key for key, pool in self._pools.items() if pool.idle_s() >= self._idle_shutdown_s
             ]
-            pools = [self._pools.pop(pair) for pair in idle]
-        for pair, pool in zip(idle, pools, strict=True):
+            pools = [self._pools.pop(key) for key in idle]
+        for (pair, _), pool in zip(idle, pools, strict=True):
             await pool.close()
             log.info("apertium pipelines for %s stopped after being idle", pair)
-        return idle
+        return [pair for pair, _ in idle]
 
-    async def _open_pool(self, pair: Pair) -> PipelinePool:
+    async def _open_pool(self, pair: Pair, marks: bool) -> PipelinePool:
         async with self._lock:
-            if pair not in self._pools:
+            if (pair, marks) not in self._pools:
                 mode = self._modes.get(pair)
                 if mode is None:
                     raise EngineError(f"apertium has no mode for {pair}")
-                script = split_script(await asyncio.to_thread(null_flush_script, mode))
-                self._pools[pair] = PipelinePool(
-                    script, self._pipelines_per_pair, self._max_uses, self._read_timeout_s
+                text = await asyncio.to_thread(null_flush_script, mode)
+                self._pools[pair, marks] = PipelinePool(
+                    split_script(text, marks=marks),
+                    self._pipelines_per_pair,
+                    self._max_uses,
+                    self._read_timeout_s,
                 )
                 log.info("apertium pipelines for %s ready (mode %s)", pair, mode.name)
-            return self._pools[pair]
+            return self._pools[pair, marks]
 
     async def close(self) -> None:
         if self._reaper is not None:
@@ -134,3 +147,32 @@ class ApertiumEngine:
         for pool in self._pools.values():
             await pool.close()
         self._pools.clear()
+
+
+class MarkingApertium:
+    """An ``ApertiumEngine`` whose output marks unknown words (``*word``, ``#word``), for
+    those who ask (``mark_unknown``); its own pipelines and its own cache version."""
+
+    gpu_capable = False
+
+    def __init__(self, engine: ApertiumEngine) -> None:
+        self._engine = engine
+        self.name = engine.name
+
+    def pairs(self) -> frozenset[Pair]:
+        return self._engine.pairs()
+
+    def version(self, pair: Pair) -> str:
+        return self._engine.version(pair) + ":marks"
+
+    def warm_pairs(self) -> frozenset[Pair]:
+        return self._engine.warm_pairs()
+
+    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+        return await self._engine.translate(pair, segments, marks=True)
+
+    async def translate_marked(self, pair: Pair, cores: Sequence[Marked]) -> list[Marked]:
+        return await self._engine.translate_marked(pair, cores, marks=True)
+
+    async def close(self) -> None:
+        """The pipelines are the engine's own, closed with it."""

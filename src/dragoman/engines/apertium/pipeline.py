@@ -15,7 +15,7 @@ from typing import Any
 
 from dragoman.engines.apertium.process import kill, signal_kill, spawn_shell, write_to
 from dragoman.engines.apertium.stream import deformat, reformat
-from dragoman.engines.apertium.tagger import Script, Tagger
+from dragoman.engines.apertium.tagger import Script, Tagger, generator_flag
 from dragoman.errors import EngineError, EngineTimeout
 
 
@@ -32,11 +32,12 @@ class Pipeline:
         self.last_used = time.monotonic()
 
     async def start(self) -> None:
-        self._head = await spawn_shell(self._script.head, asyncio.subprocess.DEVNULL)
+        flag = generator_flag(self._script.marks)
+        self._head = await spawn_shell(self._script.head, asyncio.subprocess.DEVNULL, flag)
         if self._tagger is not None:
             await self._tagger.start(self._read_one)
         if self._script.tail:
-            self._tail = await spawn_shell(self._script.tail, asyncio.subprocess.DEVNULL)
+            self._tail = await spawn_shell(self._script.tail, asyncio.subprocess.DEVNULL, flag)
 
     @property
     def alive(self) -> bool:

@@ -14,11 +14,10 @@ from dragoman.errors import EngineError
 READ_LIMIT = 64 * 1024 * 1024
 
 
-async def spawn_shell(script: str, stderr: int) -> asyncio.subprocess.Process:
+async def spawn_shell(script: str, stderr: int, flag: str = "-n") -> asyncio.subprocess.Process:
     """Runs ``script``, a mode's shell pipeline, with pipes for its stdin and stdout."""
-    # A mode's $1 is the generator's flag: -n leaves unknown words unmarked (the CLI's -u,
-    # APY's markUnknown=no), where -g would write '*word' into translated text; $2 is the
-    # tagger's extra option, empty. A new session lets stop() kill every
+    # A mode's $1 is the generator's flag (``flag``: -n leaves unknown words unmarked, -g
+    # writes '*word'); $2 is the tagger's extra option, empty. A new session lets stop() kill every
     # stage of a shell pipeline at once. --norc: under uvloop stdin is a socket, and bash
     # then reads ~/.bashrc as if started by sshd; a pipeline must not run the user's set-up.
     return await spawned(
@@ -28,7 +27,7 @@ async def spawn_shell(script: str, stderr: int) -> asyncio.subprocess.Process:
             "-c",
             script,
             "apertium",
-            "-n",
+            flag,
             "",
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

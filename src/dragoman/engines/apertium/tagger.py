@@ -48,19 +48,27 @@ class Script:
     head: str
     tagger: list[str] | None = None
     tail: str | None = None
+    marks: bool = False  # the generator marks unknown words ('*word'), as apertium does bare
 
 
 _HMM_TAGGER = re.compile(r"^apertium-tagger\b(?!.*\s-(?:x|w|u)\b).*\s-g\b")
 
 
-def split_script(script: str) -> Script:
+def split_script(script: str, *, marks: bool = False) -> Script:
     stages = [stage.strip() for stage in script.split(" | ")]
     for i, stage in enumerate(stages):
         if _HMM_TAGGER.match(stage):
-            argv = shlex.split(stage.replace("$1", "-n").replace("$2", ""))
+            argv = shlex.split(stage.replace("$1", generator_flag(marks)).replace("$2", ""))
             tagger = [shutil.which(argv[0]) or argv[0], "-d", *argv[1:]]
-            return Script(" | ".join(stages[:i]), tagger, " | ".join(stages[i + 1 :]) or None)
-    return Script(script)
+            rest = " | ".join(stages[i + 1 :]) or None
+            return Script(" | ".join(stages[:i]), tagger, rest, marks)
+    return Script(script, marks=marks)
+
+
+def generator_flag(marks: bool) -> str:
+    """A mode's ``$1``: ``-g`` marks unknown words (``*word``, ``#word``), ``-n`` does not
+    (the CLI's ``-u``, APY's ``markUnknown=no``)."""
+    return "-g" if marks else "-n"
 
 
 @dataclass(slots=True)
