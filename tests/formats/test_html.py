@@ -39,7 +39,9 @@ def test_identity_round_trip_is_byte_exact(data: bytes, segmentation: bool) -> N
 
 def test_only_the_translatable_text_changes() -> None:
     out = run(FORMAT, PAGE, letters).decode()
-    source = PAGE.decode().replace('lang="en"', 'lang="es"')
+    # Character references reach the engine as the text they stand for and come back
+    # escaped where HTML needs it: ``&#233;`` is written ``é``, ``&amp;`` stays ``&amp;``.
+    source = PAGE.decode().replace('lang="en"', 'lang="es"').replace("&#233;", "é")
     assert out.translate(BACK) == source
     assert changed_runs(source, out) == TRANSLATED_WORDS
 
@@ -72,10 +74,10 @@ def test_output_parses_to_the_same_structure() -> None:
     assert _skeleton(out) == _skeleton(PAGE)
     root = lxml.html.fromstring(out)
     assert root.get("lang") == "es"
-    assert root.findtext(".//title") == "Ḋḗḿǿ & ŧḗşŧ"
+    assert root.findtext(".//title") == "ŧḗşŧ & Ḋḗḿǿ"
     assert next(root.iter("img")).get("alt") == "īċǿƞ Şḿȧŀŀ"
     meta = root.xpath('//meta[@name="description"]')[0]
-    assert meta.get("content") == 'şḿȧŀŀ Ȧ "ḋḗḿǿ" ƥȧġḗ'
+    assert meta.get("content") == 'ƥȧġḗ "ḋḗḿǿ" şḿȧŀŀ Ȧ'
 
 
 def test_what_html_authors_expect_is_kept() -> None:
@@ -91,9 +93,9 @@ def test_what_html_authors_expect_is_kept() -> None:
         '<p translate="no">Keep untranslated</p>',
         '<span class="notranslate">KeepBrand</span>',
         "<textarea>Keep textarea</textarea>",
-        "&nbsp;ḖŬŘ",
-        "&amp;",
-        "&#233;",
+        "&nbsp;ŧȧġ.",
+        "&amp; ḖŬŘ",
+        "ċȧƒé",
         "&lt;ƀ&gt;",
     ):
         assert kept in out

@@ -34,6 +34,7 @@ else is refused.
 from __future__ import annotations
 
 import bisect
+import html
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,7 +42,7 @@ from typing import Any
 
 from dragoman.errors import InvalidFile
 from dragoman.formats.html_tokens import Event, Span, tokenize
-from dragoman.formats.markup import Builder, Code, Marked, translated_units
+from dragoman.formats.markup import CONTROL, Builder, Code, Marked, translated_units
 from dragoman.formats.safety import decode_text, line_of
 from dragoman.formats.text import encode_as
 
@@ -139,13 +140,25 @@ def _block_unit(run: list[_Part]) -> _Unit | None:
     return _Unit(Span(parts[0].span.start, parts[-1].span.end), marked, builder.natives)
 
 
+def _decoded(reference: str) -> str | None:
+    """The text a character reference stands for, which is what an engine must read
+    (``&amp;`` is ``&``, ``&lt;b&gt;`` is ``<b>`` and no tag); ``None`` for one that is
+    better kept as written: unknown, or a control character no engine is given."""
+    text = html.unescape(reference)
+    return None if text == reference or CONTROL.search(text) else text
+
+
 def _attribute_unit(text: str, span: Span, quote: str) -> _Unit | None:
     value = text[span.start : span.end]
     builder = Builder()
     pos = 0
     for match in _REFERENCE.finditer(value):
         builder.text(value[pos : match.start()])
-        builder.ph(match.group())
+        decoded = _decoded(match.group())
+        if decoded is None:
+            builder.ph(match.group())
+        else:
+            builder.text(decoded)
         pos = match.end()
     builder.text(value[pos:])
     marked = builder.build()
@@ -204,6 +217,13 @@ class _Reader:
             if name == "lang" and event.tag == "html" and self.lang is None:
                 self.lang = span
 
+    def reference(self, span: Span) -> None:
+        decoded = _decoded(self.text[span.start : span.end])
+        if decoded is None or not decoded.strip():
+            self.run.append(_Part("ph", span))  # whitespace too: kept out of the unit edges
+        else:
+            self.run.append(_Part("text", span, decoded))
+
     def charset(self, event: Event) -> None:
         declared = event.attrs.get("charset")
         if declared is None and (event.attrs.get("http-equiv") or "").lower() == "content-type":
@@ -255,8 +275,10 @@ class _Reader:
             self.flush()  # a tag or comment left open at the end: kept as it is
         elif kind == "data":
             self.run.append(_Part("text", event.span, event.data))
-        elif kind in ("reference", "comment"):
-            self.run.append(_Part("ph" if kind == "reference" else "comment", event.span))
+        elif kind == "reference":
+            self.reference(event.span)
+        elif kind == "comment":
+            self.run.append(_Part("comment", event.span))
         else:
             self.flush()
 
@@ -271,7 +293,10 @@ def _read(text: str, encoding: str, filename: str) -> _Reader:
 
 
 def _escape(text: str, quote: str | None = None) -> str:
+    """Text as HTML that means the same; a no-break space as ``&nbsp;``, as authors write
+    it, since the character itself cannot be told from a space."""
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = text.replace("\xa0", "&nbsp;")
     if quote == "'":
         return text.replace("'", "&#39;")
     return text.replace('"', "&quot;") if quote is not None else text

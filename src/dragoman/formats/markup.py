@@ -46,15 +46,20 @@ class Marked:
 
     @classmethod
     def of(cls, tokens: Iterable[Token]) -> Marked:
+        # Runs of text are joined once each: adding to the last string token instead
+        # would copy it for every piece (quadratic on a unit of many small pieces).
         merged: list[Token] = []
+        run: list[str] = []
         for token in tokens:
             if isinstance(token, str):
-                if not token:
-                    continue
-                if merged and isinstance(merged[-1], str):
-                    merged[-1] = merged[-1] + token
-                    continue
+                run.append(token)
+                continue
+            if run and (text := "".join(run)):
+                merged.append(text)
+            run = []
             merged.append(token)
+        if run and (text := "".join(run)):
+            merged.append(text)
         return cls(tuple(merged))
 
     @property

@@ -4,7 +4,9 @@ text in a declared encoding."""
 from __future__ import annotations
 
 import io
+import struct
 import zipfile
+import zlib
 from collections.abc import Mapping
 
 from lxml import etree
@@ -14,6 +16,9 @@ from dragoman.errors import InvalidFile
 MAX_ZIP_MEMBERS = 5_000
 MAX_UNZIPPED_BYTES = 256 * 2**20
 MAX_RATIO = 200  # uncompressed / compressed, per member above 1 MiB
+# What ``zipfile`` raises for a damaged archive: besides ``BadZipFile``, a header that
+# points before the start ("negative seek value"), a truncated stream, bad deflate data.
+_DAMAGED = (zipfile.BadZipFile, ValueError, OSError, EOFError, struct.error, zlib.error)
 
 
 def parser(*, recover: bool = False, remove_blank_text: bool = False) -> etree.XMLParser:
@@ -78,7 +83,7 @@ def read_zip(data: bytes, filename: str) -> dict[str, bytes]:
     too many members, or what would unzip to too much."""
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, ValueError):
+    except _DAMAGED:
         raise InvalidFile(f"{filename}: not a zip archive, as this format must be") from None
     with archive:
         infos = archive.infolist()
@@ -95,7 +100,7 @@ def read_zip(data: bytes, filename: str) -> dict[str, bytes]:
             try:
                 with archive.open(info) as member:
                     content = member.read(info.file_size + 1)
-            except (zipfile.BadZipFile, NotImplementedError, OSError, EOFError) as exc:
+            except (*_DAMAGED, NotImplementedError) as exc:
                 raise InvalidFile(f"{filename}: {info.filename} cannot be read: {exc}") from None
             if len(content) > info.file_size:
                 raise InvalidFile(f"{filename}: {info.filename} is larger than it declares")
