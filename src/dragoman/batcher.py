@@ -15,11 +15,11 @@ from typing import Any, Protocol
 
 from dragoman.engines import Engines, Pair
 from dragoman.errors import PayloadTooLarge
+from dragoman.glossaries import Terms, keep_terms
 from dragoman.languages import canonical
 from dragoman.metrics import Metrics
 from dragoman.models import Document
 from dragoman.settings import Settings
-from dragoman.terms import Terms, keep_terms
 from dragoman.validation import check_segments
 
 

@@ -20,8 +20,8 @@ from dragoman.api.schemas import (
 )
 from dragoman.batcher import Asker
 from dragoman.detection import AUTO, per_language
+from dragoman.glossaries import Terms
 from dragoman.languages import canonical
-from dragoman.terms import Terms
 
 router = APIRouter(prefix="/v1", tags=["translate"])
 

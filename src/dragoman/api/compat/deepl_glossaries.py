@@ -21,9 +21,9 @@ from dragoman.api.compat.deepl_request import DeepLError, DeepLParams, handle
 from dragoman.api.compat.lt_translate import installed
 from dragoman.api.deps import ApiParts, Service
 from dragoman.errors import ClientError, NotFound, PayloadTooLarge, UnsupportedPair
+from dragoman.glossaries import Terms
+from dragoman.glossaries.entries import Row, to_tsv
 from dragoman.models import Glossary, Pair
-from dragoman.terms import Terms
-from dragoman.terms.entries import Row, to_tsv
 
 router = APIRouter(tags=["deepl"], include_in_schema=False)
 

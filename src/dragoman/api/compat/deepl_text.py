@@ -38,7 +38,7 @@ from dragoman.api.compat.deepl_tags import (
 from dragoman.api.compat.lt_translate import translate
 from dragoman.api.deps import ApiParts
 from dragoman.batcher import Asker
-from dragoman.terms import Terms
+from dragoman.glossaries import Terms
 
 _FORMALITIES = ("default", "prefer_more", "prefer_less", "more", "less")
 

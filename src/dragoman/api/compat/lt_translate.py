@@ -21,9 +21,9 @@ from dragoman.batcher import Asker
 from dragoman.detection import Detection, detect, per_language
 from dragoman.errors import InvalidRequest
 from dragoman.formats import by_name, for_file, prepare, rebuild
+from dragoman.glossaries import Terms, keep_terms
 from dragoman.languages import canonical
 from dragoman.models import Pair
-from dragoman.terms import Terms, keep_terms
 
 _TAG = re.compile(r"<[^>]*>")
 _SAMPLE_UNITS = 200  # of a file, for source=auto
