@@ -25,7 +25,8 @@ from datetime import datetime, timedelta
 from dragoman.clock import Clock
 from dragoman.models import Job, JobStatus, Pool, WorkerInfo
 from dragoman.settings import Settings
-from dragoman.store import JobStore
+from dragoman.store import JobStore, WorkerRegistry
+from dragoman.store.worker_registry import SqlWorkerRegistry
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,7 @@ class Fleet:
 
     def __init__(self, store: JobStore, settings: Settings, clock: Clock) -> None:
         self._store = store
+        self._registry: WorkerRegistry = SqlWorkerRegistry(store.database)
         self._settings = settings
         self._clock = clock
         self._ttl = timedelta(seconds=settings.worker_ttl_s)
@@ -106,9 +108,9 @@ class Fleet:
         return FleetView(at=now, pools=pools, failures=failures)
 
     async def _pool(self, pool: Pool, now: datetime) -> PoolView:
-        workers = await self._store.live_workers(pool, now - self._ttl)
+        workers = await self._registry.live_workers(pool, now - self._ttl)
         counts = await self._store.counts(pool)
-        figures = await self._store.pool_figures(pool)
+        figures = await self._registry.pool_figures(pool)
 
         def figure(name: str) -> int | None:
             return int(figures[name][0]) if name in figures else None
@@ -147,7 +149,7 @@ class Fleet:
         counters: dict[str, int] = {}
         for pool in Pool:
             increase = 0
-            for worker in await self._store.live_workers(pool, now - self._ttl):
+            for worker in await self._registry.live_workers(pool, now - self._ttl):
                 value = counters[worker.id] = worker.segments_translated
                 before = None if self._counters is None else self._counters.get(worker.id, 0)
                 if before is not None:

@@ -214,34 +214,6 @@ class WorkerInfo:
     batch_segments: int = 0
 
 
-class DeliveryStatus(StrEnum):
-    """A job notification: ``pending`` until a 2xx (``delivered``) or given up (``failed``)."""
-
-    PENDING = "pending"
-    DELIVERED = "delivered"
-    FAILED = "failed"
-
-
-@dataclass(slots=True)
-class Delivery:
-    """One notification of a job's end to its ``callback_url``. Its ``id`` is the
-    ``webhook-id`` of every attempt; its ``payload`` is fixed when it is created."""
-
-    id: str
-    job_id: str
-    tenant: str | None
-    url: str
-    event: str  # job.succeeded | job.failed | job.cancelled
-    payload: str
-    next_attempt_at: datetime
-    status: DeliveryStatus = DeliveryStatus.PENDING
-    attempts: int = 0
-    created_at: datetime = field(default_factory=utcnow)
-    last_status: int | None = None  # the HTTP status of the last attempt, if one came
-    last_error: str | None = None
-    delivered_at: datetime | None = None
-
-
 @dataclass(frozen=True, slots=True)
 class Usage:
     """What a tenant used in one period (a calendar month, UTC)."""

@@ -52,7 +52,7 @@ class Program:
 
     async def ready(self) -> None:
         """Raises ``TransientError`` unless the store and the bus answer."""
-        await self.store.ping()
+        await self.runtime.database.ping()
         try:
             await self.bus.ping()
         except Exception as exc:
@@ -133,7 +133,7 @@ class Distributed(Program):
         if self.uses_bus:
             await super().ready()
         else:
-            await self.store.ping()
+            await self.runtime.database.ping()
 
     async def stop(self) -> None:
         starting = self._starting

@@ -10,7 +10,10 @@ from dragoman.bus import Bus, open_bus
 from dragoman.clock import Clock, SystemClock
 from dragoman.metrics import Metrics
 from dragoman.settings import Settings
-from dragoman.store import JobStore, open_store
+from dragoman.store import Database, JobStore, Leases, RelayLog, WorkerRegistry, open_store
+from dragoman.store.leases import SqlLeases
+from dragoman.store.relay_log import SqlRelayLog
+from dragoman.store.worker_registry import SqlWorkerRegistry
 
 
 class Adapters(TypedDict, total=False):
@@ -23,7 +26,12 @@ class Adapters(TypedDict, total=False):
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
-    """The settings, the store, the bus, the clock and the metrics of one process."""
+    """The settings, the store, the bus, the clock and the metrics of one process.
+
+    Every store of the process sits on the store's ``database`` (one engine, one pool, one
+    SQLite file): the narrow ones here (``leases``, ``relay_log``, ``registry``) and the
+    features' own (``glossaries``, ``usage``, ``webhooks``, ``reuse``), which each feature
+    builds from the runtime."""
 
     settings: Settings
     store: JobStore
@@ -41,17 +49,34 @@ class Runtime:
             clock=given.get("clock") or SystemClock(),
         )
 
+    @property
+    def database(self) -> Database:
+        """The one database of the process, opened and closed here."""
+        return self.store.database
+
+    @property
+    def leases(self) -> Leases:
+        return SqlLeases(self.database)
+
+    @property
+    def relay_log(self) -> RelayLog:
+        return SqlRelayLog(self.database)
+
+    @property
+    def registry(self) -> WorkerRegistry:
+        return SqlWorkerRegistry(self.database)
+
     async def open(self, *, bus: bool = True, retry: bool = False) -> None:
-        """The store first (it migrates the schema), then the bus (unless not used). With
+        """The database first (it migrates the schema), then the bus (unless not used). With
         ``retry``, one that does not answer is tried again with backoff, as long as it
         takes (``until_reached``); cancel to give up."""
         if not retry:
-            await self.store.open()
+            await self.database.open()
             if bus:
                 await self.bus.open()
             return
         store = f"the store at {without_password(self.settings.resolved_database_url)}"
-        await until_reached(store, self.store.open)
+        await until_reached(store, self.database.open)
         if bus:
             broker = f"the message bus at {without_password(self.settings.broker_url)}"
             await until_reached(broker, self.bus.open)
@@ -60,4 +85,4 @@ class Runtime:
         """The reverse order of ``open``."""
         if bus:
             await self.bus.close()
-        await self.store.close()
+        await self.database.close()

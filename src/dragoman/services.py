@@ -250,7 +250,7 @@ class WatchdogService(Distributed):
         renewed = time.monotonic()
         while True:
             try:
-                held = await self.store.acquire_lease(
+                held = await self.runtime.leases.acquire_lease(
                     WATCHDOG_LEASE, self.holder, ttl, self.clock.now()
                 )
                 if held:
@@ -339,7 +339,7 @@ class ScalerService(Distributed):
 
     async def live_workers(self) -> list[WorkerInfo]:
         ttl = timedelta(seconds=self.settings.worker_ttl_s)
-        return await self.store.live_workers(self.pool, self.clock.now() - ttl)
+        return await self.runtime.registry.live_workers(self.pool, self.clock.now() - ttl)
 
     def begin(self) -> None:
         self.scaler.start()

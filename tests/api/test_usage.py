@@ -17,6 +17,7 @@ from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
 from dragoman.store import open_store
 from dragoman.usage import UsageMeter, period_of
+from dragoman.usage.store import SqlUsage
 from tests.api.helpers import assert_error, job_body
 from tests.conftest import FakeClock, stop_service
 
@@ -120,7 +121,7 @@ async def test_api_processes_share_one_count(
     prefix = f"test-{uuid.uuid4().hex[:8]}"
     settings = make_settings(requests_per_minute=3, rate_limit_storage=storage, queue_prefix=prefix)
     store = open_store(settings.resolved_database_url)
-    await store.open()
+    await store.database.open()
     clock = FakeClock()
     meters = [UsageMeter(Runtime(settings, store, bus=None, clock=clock)) for _ in range(2)]  # type: ignore[arg-type]
     try:
@@ -132,7 +133,7 @@ async def test_api_processes_share_one_count(
         report = await meters[1].report("acme")
         assert (report.characters, report.requests) == (30, 3)
         name, _, _ = period_of(clock.now())
-        assert (await store.get_usage("acme", name)).characters == 30
+        assert (await SqlUsage(store.database).get_usage("acme", name)).characters == 30
         if storage.startswith("redis"):  # one count: the fourth request is one too many
             with pytest.raises(RateLimited):
                 await meters[1].charge("acme", 1)
@@ -141,7 +142,7 @@ async def test_api_processes_share_one_count(
     finally:
         for meter in meters:
             await meter.stop()
-        await store.close()
+        await store.database.close()
 
 
 async def test_cancelling_a_job_gives_back_the_characters_never_translated(

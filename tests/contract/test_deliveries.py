@@ -10,8 +10,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dragoman.models import Delivery, DeliveryStatus, Job, JobError, JobStatus
+from dragoman.models import Job, JobError, JobStatus
 from dragoman.store import JobStore
+from dragoman.webhooks import Deliveries, DeliveryStatus, WebhookDelivery
+from tests.attempts import claim, mark_submitted
 from tests.contract.test_job_store import DOCS, SHARDED_DOCS, a_job, a_parent
 
 pytestmark = pytest.mark.timeout(30)
@@ -31,8 +33,8 @@ async def finished(
 ) -> Job:
     """A job with a callback URL, submitted, claimed and ended with ``status`` at ``at``."""
     await store.create(with_callback(job_id), DOCS)
-    assert await store.mark_submitted(job_id, at) is not None
-    assert await store.claim(job_id, 1, at)
+    assert await mark_submitted(store, job_id, at) is not None
+    assert await claim(store, job_id, 1, at)
     error = JobError("engine_error", "boom") if status is JobStatus.FAILED else None
     assert await store.finish(job_id, 1, status, error, at)
     job = await store.get(job_id)
@@ -40,8 +42,8 @@ async def finished(
     return job
 
 
-def a_delivery(job: Job, delivery_id: str | None = None, *, due: datetime = T0) -> Delivery:
-    return Delivery(
+def a_delivery(job: Job, delivery_id: str | None = None, *, due: datetime = T0) -> WebhookDelivery:
+    return WebhookDelivery(
         id=delivery_id or f"msg_{job.id}",
         job_id=job.id,
         tenant=job.tenant,
@@ -56,7 +58,7 @@ def a_delivery(job: Job, delivery_id: str | None = None, *, due: datetime = T0) 
 
 
 async def record(
-    store: JobStore,
+    deliveries: Deliveries,
     delivery_id: str,
     attempt: int,
     status: DeliveryStatus,
@@ -64,7 +66,7 @@ async def record(
     next_at: datetime | None = None,
     code: int | None = 500,
 ) -> bool:
-    return await store.record_attempt(
+    return await deliveries.record_attempt(
         delivery_id,
         attempt,
         status,
@@ -78,36 +80,41 @@ async def record(
 # -- which jobs are to be notified ------------------------------------------------------------
 
 
-async def test_finished_jobs_with_a_callback_are_unnotified_oldest_first(store: JobStore) -> None:
+async def test_finished_jobs_with_a_callback_are_unnotified_oldest_first(
+    store: JobStore, deliveries: Deliveries
+) -> None:
     await finished(store, "late", at=T0 + timedelta(seconds=5))
     await finished(store, "failed", JobStatus.FAILED, at=T0 + timedelta(seconds=1))
     await store.create(with_callback("cancelled"), DOCS)
     assert await store.cancel("cancelled", T0 + timedelta(seconds=3)) is not None
-    unnotified = await store.unnotified(10)
+    unnotified = await deliveries.unnotified(10)
     assert [job.id for job in unnotified] == ["failed", "cancelled", "late"]
     assert unnotified[0].callback_url == URL
     assert unnotified[0].error == JobError("engine_error", "boom")
-    assert [job.id for job in await store.unnotified(2)] == ["failed", "cancelled"]
+    assert [job.id for job in await deliveries.unnotified(2)] == ["failed", "cancelled"]
 
 
 async def test_unfinished_jobs_and_jobs_without_a_callback_are_not_notified(
     store: JobStore,
+    deliveries: Deliveries,
 ) -> None:
     await store.create(with_callback("queued"), DOCS)
     await store.create(with_callback("running"), DOCS)
-    assert await store.mark_submitted("running", T0) is not None
+    assert await mark_submitted(store, "running", T0) is not None
     await store.create(with_callback("silent", url=None), DOCS)
     assert await store.cancel("silent", T0) is not None
-    assert await store.unnotified(10) == []
+    assert await deliveries.unnotified(10) == []
 
 
-async def test_a_sharded_job_is_notified_once_as_its_parent(store: JobStore) -> None:
+async def test_a_sharded_job_is_notified_once_as_its_parent(
+    store: JobStore, deliveries: Deliveries
+) -> None:
     parent, shards = a_parent("p")
     parent.callback_url = URL
     shards = [replace(shard, callback_url=URL) for shard in shards]
     await store.create(parent, SHARDED_DOCS, shards)
     assert await store.cancel("p", T0) is not None
-    assert [job.id for job in await store.unnotified(10)] == ["p"]
+    assert [job.id for job in await deliveries.unnotified(10)] == ["p"]
 
 
 # -- creating deliveries -------------------------------------------------------------------
@@ -115,28 +122,33 @@ async def test_a_sharded_job_is_notified_once_as_its_parent(store: JobStore) -> 
 
 async def test_a_delivery_reads_back_as_stored_and_marks_its_job_notified(
     store: JobStore,
+    deliveries: Deliveries,
 ) -> None:
     job = await finished(store, "j1")
     delivery = a_delivery(job)
-    assert await store.add_delivery(delivery)
-    assert await store.deliveries("j1") == [delivery]
-    assert await store.unnotified(10) == []
+    assert await deliveries.add_delivery(delivery)
+    assert await deliveries.deliveries("j1") == [delivery]
+    assert await deliveries.unnotified(10) == []
 
 
-async def test_a_second_delivery_for_the_same_job_stores_nothing(store: JobStore) -> None:
+async def test_a_second_delivery_for_the_same_job_stores_nothing(
+    store: JobStore, deliveries: Deliveries
+) -> None:
     job = await finished(store, "j1")
-    assert await store.add_delivery(a_delivery(job, "msg_first"))
-    assert not await store.add_delivery(a_delivery(job, "msg_second"))
-    assert [d.id for d in await store.deliveries("j1")] == ["msg_first"]
+    assert await deliveries.add_delivery(a_delivery(job, "msg_first"))
+    assert not await deliveries.add_delivery(a_delivery(job, "msg_second"))
+    assert [d.id for d in await deliveries.deliveries("j1")] == ["msg_first"]
 
 
-async def test_concurrent_notifiers_create_one_delivery_per_job(store: JobStore) -> None:
+async def test_concurrent_notifiers_create_one_delivery_per_job(
+    store: JobStore, deliveries: Deliveries
+) -> None:
     job = await finished(store, "j1")
     made = await asyncio.gather(
-        *(store.add_delivery(a_delivery(job, f"msg_{i}")) for i in range(4))
+        *(deliveries.add_delivery(a_delivery(job, f"msg_{i}")) for i in range(4))
     )
     assert sorted(made) == [False, False, False, True]
-    assert len(await store.deliveries("j1")) == 1
+    assert len(await deliveries.deliveries("j1")) == 1
 
 
 # -- attempts ---------------------------------------------------------------------------
@@ -144,50 +156,54 @@ async def test_concurrent_notifiers_create_one_delivery_per_job(store: JobStore)
 
 async def test_due_deliveries_are_the_pending_ones_whose_time_has_come_soonest_first(
     store: JobStore,
+    deliveries: Deliveries,
 ) -> None:
     for i, delay in enumerate([30, 0, 10, 3600]):
         job = await finished(store, f"j{i}")
-        await store.add_delivery(a_delivery(job, due=T0 + timedelta(seconds=delay)))
-    await store.add_delivery(a_delivery(await finished(store, "done")))
-    assert await record(store, "msg_done", 1, DeliveryStatus.DELIVERED, code=204)
-    due = await store.due_deliveries(T0 + timedelta(seconds=60), limit=10)
+        await deliveries.add_delivery(a_delivery(job, due=T0 + timedelta(seconds=delay)))
+    await deliveries.add_delivery(a_delivery(await finished(store, "done")))
+    assert await record(deliveries, "msg_done", 1, DeliveryStatus.DELIVERED, code=204)
+    due = await deliveries.due_deliveries(T0 + timedelta(seconds=60), limit=10)
     assert [d.id for d in due] == ["msg_j1", "msg_j2", "msg_j0"]
-    assert [d.id for d in await store.due_deliveries(T0 + timedelta(seconds=60), limit=1)] == [
+    assert [d.id for d in await deliveries.due_deliveries(T0 + timedelta(seconds=60), limit=1)] == [
         "msg_j1"
     ]
 
 
 async def test_a_failed_attempt_schedules_the_next_and_keeps_the_delivery_pending(
     store: JobStore,
+    deliveries: Deliveries,
 ) -> None:
-    await store.add_delivery(a_delivery(await finished(store, "j1")))
+    await deliveries.add_delivery(a_delivery(await finished(store, "j1")))
     later = T0 + timedelta(seconds=5)
-    assert await record(store, "msg_j1", 1, DeliveryStatus.PENDING, next_at=later)
-    (delivery,) = await store.deliveries("j1")
+    assert await record(deliveries, "msg_j1", 1, DeliveryStatus.PENDING, next_at=later)
+    (delivery,) = await deliveries.deliveries("j1")
     assert (delivery.status, delivery.attempts, delivery.next_attempt_at) == (
         DeliveryStatus.PENDING,
         1,
         later,
     )
     assert (delivery.last_status, delivery.last_error) == (500, "HTTP 500")
-    assert await store.due_deliveries(T0 + timedelta(seconds=4), 10) == []
-    assert [d.id for d in await store.due_deliveries(later, 10)] == ["msg_j1"]
+    assert await deliveries.due_deliveries(T0 + timedelta(seconds=4), 10) == []
+    assert [d.id for d in await deliveries.due_deliveries(later, 10)] == ["msg_j1"]
 
 
-async def test_an_attempt_is_recorded_once(store: JobStore) -> None:
-    await store.add_delivery(a_delivery(await finished(store, "j1")))
-    assert await record(store, "msg_j1", 1, DeliveryStatus.PENDING, next_at=T0)
-    assert not await record(store, "msg_j1", 1, DeliveryStatus.DELIVERED, code=200)
-    assert not await record(store, "msg_j1", 3, DeliveryStatus.PENDING, next_at=T0)
-    (delivery,) = await store.deliveries("j1")
+async def test_an_attempt_is_recorded_once(store: JobStore, deliveries: Deliveries) -> None:
+    await deliveries.add_delivery(a_delivery(await finished(store, "j1")))
+    assert await record(deliveries, "msg_j1", 1, DeliveryStatus.PENDING, next_at=T0)
+    assert not await record(deliveries, "msg_j1", 1, DeliveryStatus.DELIVERED, code=200)
+    assert not await record(deliveries, "msg_j1", 3, DeliveryStatus.PENDING, next_at=T0)
+    (delivery,) = await deliveries.deliveries("j1")
     assert (delivery.attempts, delivery.status) == (1, DeliveryStatus.PENDING)
 
 
-async def test_a_delivered_delivery_is_never_due_again(store: JobStore) -> None:
-    await store.add_delivery(a_delivery(await finished(store, "j1")))
-    assert await record(store, "msg_j1", 1, DeliveryStatus.PENDING, next_at=T0)
-    assert await record(store, "msg_j1", 2, DeliveryStatus.DELIVERED, code=204)
-    (delivery,) = await store.deliveries("j1")
+async def test_a_delivered_delivery_is_never_due_again(
+    store: JobStore, deliveries: Deliveries
+) -> None:
+    await deliveries.add_delivery(a_delivery(await finished(store, "j1")))
+    assert await record(deliveries, "msg_j1", 1, DeliveryStatus.PENDING, next_at=T0)
+    assert await record(deliveries, "msg_j1", 2, DeliveryStatus.DELIVERED, code=204)
+    (delivery,) = await deliveries.deliveries("j1")
     assert (delivery.status, delivery.attempts, delivery.last_status) == (
         DeliveryStatus.DELIVERED,
         2,
@@ -195,34 +211,42 @@ async def test_a_delivered_delivery_is_never_due_again(store: JobStore) -> None:
     )
     assert delivery.delivered_at == T0 + timedelta(seconds=2)
     assert delivery.last_error is None
-    assert await store.due_deliveries(T0 + timedelta(days=30), 10) == []
-    assert not await record(store, "msg_j1", 3, DeliveryStatus.PENDING, next_at=T0)
+    assert await deliveries.due_deliveries(T0 + timedelta(days=30), 10) == []
+    assert not await record(deliveries, "msg_j1", 3, DeliveryStatus.PENDING, next_at=T0)
 
 
-async def test_a_given_up_delivery_keeps_why_and_is_never_due_again(store: JobStore) -> None:
-    await store.add_delivery(a_delivery(await finished(store, "j1")))
-    assert await record(store, "msg_j1", 1, DeliveryStatus.FAILED, code=410)
-    (delivery,) = await store.deliveries("j1")
+async def test_a_given_up_delivery_keeps_why_and_is_never_due_again(
+    store: JobStore, deliveries: Deliveries
+) -> None:
+    await deliveries.add_delivery(a_delivery(await finished(store, "j1")))
+    assert await record(deliveries, "msg_j1", 1, DeliveryStatus.FAILED, code=410)
+    (delivery,) = await deliveries.deliveries("j1")
     assert (delivery.status, delivery.last_status, delivery.last_error) == (
         DeliveryStatus.FAILED,
         410,
         "HTTP 410",
     )
     assert delivery.delivered_at is None
-    assert await store.due_deliveries(T0 + timedelta(days=30), 10) == []
+    assert await deliveries.due_deliveries(T0 + timedelta(days=30), 10) == []
 
 
-async def test_an_unknown_delivery_records_nothing(store: JobStore) -> None:
-    assert not await record(store, "msg_nobody", 1, DeliveryStatus.DELIVERED, code=200)
+async def test_an_unknown_delivery_records_nothing(deliveries: Deliveries) -> None:
+    assert not await record(deliveries, "msg_nobody", 1, DeliveryStatus.DELIVERED, code=200)
 
 
 # -- retention --------------------------------------------------------------------------
 
 
-async def test_purging_a_job_deletes_its_deliveries(store: JobStore) -> None:
-    await store.add_delivery(a_delivery(await finished(store, "old")))
-    await store.add_delivery(a_delivery(await finished(store, "new", at=T0 + timedelta(days=2))))
+async def test_purging_a_job_deletes_its_deliveries(
+    store: JobStore, deliveries: Deliveries
+) -> None:
+    await deliveries.add_delivery(a_delivery(await finished(store, "old")))
+    await deliveries.add_delivery(
+        a_delivery(await finished(store, "new", at=T0 + timedelta(days=2)))
+    )
     assert await store.purge(T0 + timedelta(days=1)) == 1
-    assert await store.deliveries("old") == []
-    assert [d.id for d in await store.deliveries("new")] == ["msg_new"]
-    assert [d.id for d in await store.due_deliveries(T0 + timedelta(days=3), 10)] == ["msg_new"]
+    assert await deliveries.deliveries("old") == []
+    assert [d.id for d in await deliveries.deliveries("new")] == ["msg_new"]
+    assert [d.id for d in await deliveries.due_deliveries(T0 + timedelta(days=3), 10)] == [
+        "msg_new"
+    ]

@@ -16,12 +16,10 @@ from dragoman.models import (
     Origin,
     Pool,
     Priority,
-    RelayRequest,
-    RelayStatus,
     SourceFile,
-    WorkerInfo,
 )
 from dragoman.store import JobStore
+from tests.attempts import claim, heartbeat, mark_submitted, results, write_results
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -46,7 +44,7 @@ DOCS = [Document("a.txt", ["one", "two"]), Document("b.txt", ["three"])]
 
 async def submitted(store: JobStore, job_id: str = "j1") -> Job:
     await store.create(a_job(job_id), DOCS)
-    job = await store.mark_submitted(job_id, T0)
+    job = await mark_submitted(store, job_id, T0)
     assert job is not None
     return job
 
@@ -63,7 +61,7 @@ async def test_a_created_job_reads_back_queued_with_its_segments(store: JobStore
     )
     assert job.created_at == T0
     assert await store.sources("j1") == [(0, "one"), (1, "two"), (2, "three")]
-    assert await store.results("j1") == [("a.txt", [None, None]), ("b.txt", [None])]
+    assert await results(store, "j1") == [("a.txt", [None, None]), ("b.txt", [None])]
 
 
 async def test_a_job_keeps_its_memories_glossary_and_cache_switch(store: JobStore) -> None:
@@ -104,10 +102,10 @@ async def test_an_uploaded_file_is_kept_with_its_job_byte_for_byte(store: JobSto
     job = await store.get("j1")
     assert job is not None and job.markup
     assert await stored_file(store, "j1", 1) == ("r.docx", upload, [None, None, None])
-    assert await store.write_results("j1", 0, [(2, "Y")], T0) is False  # not claimed yet
-    await store.mark_submitted("j1", T0)
-    assert await store.claim("j1", 1, T0)
-    assert await store.write_results("j1", 1, [(2, "Y")], T0)
+    assert await write_results(store, "j1", 0, [(2, "Y")], T0) is False  # not claimed yet
+    await mark_submitted(store, "j1", T0)
+    assert await claim(store, "j1", 1, T0)
+    assert await write_results(store, "j1", 1, [(2, "Y")], T0)
     assert await stored_file(store, "j1", 1) == ("r.docx", upload, [None, "Y", None])
     assert await store.source_file("j1", 0) is None  # plain segments: no file
     assert await store.source_file("j1", 2) is None
@@ -124,13 +122,13 @@ async def test_an_unknown_job_is_none(store: JobStore) -> None:
 async def test_submitting_counts_an_attempt_and_only_once(store: JobStore) -> None:
     job = await submitted(store)
     assert (job.status, job.attempts, job.submitted_at) == (JobStatus.SUBMITTED, 1, T0)
-    assert await store.mark_submitted("j1", T0) is None
+    assert await mark_submitted(store, "j1", T0) is None
 
 
 async def test_the_first_heartbeat_starts_running(store: JobStore) -> None:
     await submitted(store)
     later = T0 + timedelta(seconds=5)
-    assert await store.heartbeat("j1", 1, later) is JobStatus.RUNNING
+    assert await heartbeat(store, "j1", 1, later) is JobStatus.RUNNING
     job = await store.get("j1")
     assert job is not None
     assert (job.status, job.started_at, job.heartbeat_at) == (JobStatus.RUNNING, later, later)
@@ -138,8 +136,8 @@ async def test_the_first_heartbeat_starts_running(store: JobStore) -> None:
 
 async def test_results_are_written_in_chunks_and_read_partially(store: JobStore) -> None:
     await submitted(store)
-    assert await store.write_results("j1", 1, [(0, "uno"), (2, "tres")], T0)
-    assert await store.results("j1") == [("a.txt", ["uno", None]), ("b.txt", ["tres"])]
+    assert await write_results(store, "j1", 1, [(0, "uno"), (2, "tres")], T0)
+    assert await results(store, "j1") == [("a.txt", ["uno", None]), ("b.txt", ["tres"])]
     assert [d.origins for d in await store.documents("j1")] == [[Origin.MT, None], [Origin.MT]]
     assert await store.sources("j1") == [(1, "two")]
     job = await store.get("j1")
@@ -149,12 +147,12 @@ async def test_results_are_written_in_chunks_and_read_partially(store: JobStore)
 async def test_a_stale_attempt_can_neither_write_nor_finish(store: JobStore) -> None:
     await submitted(store)
     assert await store.requeue("j1", 1, T0)
-    assert await store.mark_submitted("j1", T0) is not None  # attempt 2
-    assert not await store.write_results("j1", 1, [(0, "stale")], T0)
+    assert await mark_submitted(store, "j1", T0) is not None  # attempt 2
+    assert not await write_results(store, "j1", 1, [(0, "stale")], T0)
     assert not await store.finish("j1", 1, JobStatus.SUCCEEDED, None, T0)
-    assert await store.heartbeat("j1", 1, T0) is None
-    assert await store.results("j1") == [("a.txt", [None, None]), ("b.txt", [None])]
-    assert await store.write_results("j1", 2, [(0, "uno")], T0)
+    assert await heartbeat(store, "j1", 1, T0) is None
+    assert await results(store, "j1") == [("a.txt", [None, None]), ("b.txt", [None])]
+    assert await write_results(store, "j1", 2, [(0, "uno")], T0)
 
 
 async def test_finishing_records_status_time_and_error(store: JobStore) -> None:
@@ -170,17 +168,17 @@ async def test_cancelling_stops_writes_and_reports_to_heartbeats(store: JobStore
     await submitted(store)
     cancelled = await store.cancel("j1", T0)
     assert cancelled is not None and cancelled.status is JobStatus.CANCELLED
-    assert await store.heartbeat("j1", 1, T0) is JobStatus.CANCELLED
-    assert not await store.write_results("j1", 1, [(0, "late")], T0)
+    assert await heartbeat(store, "j1", 1, T0) is JobStatus.CANCELLED
+    assert not await write_results(store, "j1", 1, [(0, "late")], T0)
     assert await store.cancel("j1", T0) is None
 
 
 async def test_stale_lists_running_jobs_with_old_heartbeats(store: JobStore) -> None:
     for job_id in ("old", "fresh", "waiting"):
         await submitted(store, job_id)
-    assert await store.claim("old", 1, T0)
-    assert await store.claim("fresh", 1, T0)
-    await store.heartbeat("fresh", 1, T0 + timedelta(seconds=60))
+    assert await claim(store, "old", 1, T0)
+    assert await claim(store, "fresh", 1, T0)
+    await heartbeat(store, "fresh", 1, T0 + timedelta(seconds=60))
     stale = await store.stale(T0 + timedelta(seconds=30))
     # A submitted job no worker has claimed yet has no heartbeats to miss.
     assert [job.id for job in stale] == ["old"]
@@ -189,39 +187,14 @@ async def test_stale_lists_running_jobs_with_old_heartbeats(store: JobStore) -> 
 async def test_unclaimed_submissions_are_listed_and_their_wait_restarts(store: JobStore) -> None:
     await submitted(store, "waiting")
     await submitted(store, "taken")
-    assert await store.claim("taken", 1, T0)
+    assert await claim(store, "taken", 1, T0)
     later = T0 + timedelta(seconds=30)
     assert [job.id for job in await store.unclaimed(later)] == ["waiting"]
     assert await store.resubmit("waiting", 1, later)
     assert await store.unclaimed(later) == []
     assert not await store.resubmit("waiting", 2, later)  # not its attempt
     assert not await store.resubmit("taken", 1, later)  # claimed already
-    assert await store.claim("waiting", 1, later)
-
-
-async def test_a_relayed_request_opens_once_beats_and_closes_once(store: JobStore) -> None:
-    request = RelayRequest("r1", "reply.a", "svc.b", {"n": 1}, created_at=T0, heartbeat_at=T0)
-    assert await store.open_request(request)
-    assert not await store.open_request(request)  # a redelivery
-    got = await store.get_request("r1")
-    assert got is not None
-    assert (got.reply_to, got.target, got.payload, got.status) == (
-        "reply.a",
-        "svc.b",
-        {"n": 1},
-        RelayStatus.OPEN,
-    )
-    assert await store.request_heartbeat("r1", T0 + timedelta(seconds=20))
-    assert await store.stale_requests(T0 + timedelta(seconds=10)) == []
-    assert [r.id for r in await store.stale_requests(T0 + timedelta(seconds=30))] == ["r1"]
-    assert await store.close_request("r1", RelayStatus.ANSWERED, T0 + timedelta(seconds=40))
-    assert not await store.close_request("r1", RelayStatus.FAILED, T0 + timedelta(seconds=41))
-    assert not await store.request_heartbeat("r1", T0 + timedelta(seconds=42))
-    closed = await store.get_request("r1")
-    assert closed is not None and closed.status is RelayStatus.ANSWERED
-    assert await store.stale_requests(T0 + timedelta(days=1)) == []
-    await store.purge(T0 + timedelta(days=1))
-    assert await store.get_request("r1") is None
+    assert await claim(store, "waiting", 1, later)
 
 
 async def test_listing_is_newest_first_paged_and_per_tenant(store: JobStore) -> None:
@@ -251,7 +224,7 @@ async def test_purge_deletes_only_finished_jobs_past_the_cutoff(store: JobStore)
     await submitted(store, "busy")
     assert await store.purge(T0 + timedelta(seconds=1)) == 1
     assert await store.get("done") is None
-    assert await store.results("done") == []
+    assert await results(store, "done") == []
     assert await store.get("busy") is not None
 
 
@@ -264,14 +237,14 @@ async def test_counts_cover_every_status(store: JobStore) -> None:
 
 
 async def test_ping_answers_when_open(store: JobStore) -> None:
-    await store.ping()
+    await store.database.ping()
 
 
 async def test_one_delivery_of_an_attempt_claims_it(store: JobStore) -> None:
     await submitted(store)
-    assert await store.claim("j1", 1, T0)
-    assert not await store.claim("j1", 1, T0)  # a redelivered message finds it claimed
-    assert not await store.claim("j1", 2, T0)
+    assert await claim(store, "j1", 1, T0)
+    assert not await claim(store, "j1", 1, T0)  # a redelivered message finds it claimed
+    assert not await claim(store, "j1", 2, T0)
     job = await store.get("j1")
     assert job is not None and job.status is JobStatus.RUNNING and job.started_at == T0
 
@@ -279,38 +252,7 @@ async def test_one_delivery_of_an_attempt_claims_it(store: JobStore) -> None:
 async def test_a_cancelled_job_cannot_be_claimed(store: JobStore) -> None:
     await submitted(store)
     await store.cancel("j1", T0)
-    assert not await store.claim("j1", 1, T0)
-
-
-async def test_a_lease_has_one_holder_until_it_expires(store: JobStore) -> None:
-    assert await store.acquire_lease("watchdog", "a", 10, T0)
-    assert await store.acquire_lease("watchdog", "a", 10, T0 + timedelta(seconds=5))
-    assert not await store.acquire_lease("watchdog", "b", 10, T0 + timedelta(seconds=6))
-    assert await store.acquire_lease("watchdog", "b", 10, T0 + timedelta(seconds=16))
-    assert not await store.acquire_lease("watchdog", "a", 10, T0 + timedelta(seconds=17))
-
-
-async def test_the_worker_registry_refreshes_lists_live_ones_and_expires(store: JobStore) -> None:
-    idle = WorkerInfo("cpu-a", Pool.CPU, "pod-a", busy=False, warm_pairs=frozenset({"en-es"}))
-    await store.register_worker(idle, T0)
-    await store.register_worker(WorkerInfo("cpu-b", Pool.CPU, "pod-b", busy=True, pid=7), T0)
-    await store.register_worker(WorkerInfo("gpu-a", Pool.GPU, "pod-c", busy=False), T0)
-    later = T0 + timedelta(seconds=10)
-    await store.register_worker(
-        WorkerInfo("cpu-a", Pool.CPU, "pod-a", busy=True, warm_pairs=frozenset({"en-es", "fr-es"})),
-        later,
-    )
-    live = await store.live_workers(Pool.CPU, T0)
-    assert [(w.id, w.host, w.busy, w.pid) for w in live] == [
-        ("cpu-a", "pod-a", True, None),
-        ("cpu-b", "pod-b", True, 7),
-    ]
-    assert live[0].warm_pairs == frozenset({"en-es", "fr-es"})
-    assert live[0].last_seen == later
-    assert [w.id for w in await store.live_workers(Pool.CPU, later)] == ["cpu-a"]
-    assert await store.expire_workers(later) == 2
-    await store.forget_worker("cpu-a")
-    assert await store.live_workers(Pool.CPU, T0) == []
+    assert not await claim(store, "j1", 1, T0)
 
 
 async def test_counts_are_per_pool_on_request(store: JobStore) -> None:
@@ -358,8 +300,8 @@ async def running_shards(store: JobStore, job_id: str = "p") -> list[str]:
     """A parent whose three shards were each submitted and claimed (attempt 1) at T0."""
     ids = await sharded(store, job_id)
     for shard_id in ids:
-        assert await store.mark_submitted(shard_id, T0) is not None
-        assert await store.claim(shard_id, 1, T0)
+        assert await mark_submitted(store, shard_id, T0) is not None
+        assert await claim(store, shard_id, 1, T0)
     return ids
 
 
@@ -396,18 +338,18 @@ async def test_a_parent_must_bring_as_many_shards_as_it_announces(store: JobStor
 async def test_a_shard_reads_the_untranslated_sources_of_its_range(store: JobStore) -> None:
     await running_shards(store)
     assert await store.sources("p.1") == [(2, "s2"), (3, "s3")]
-    assert await store.write_results("p.1", 1, [(2, "t2")], T0)
+    assert await write_results(store, "p.1", 1, [(2, "t2")], T0)
     assert await store.sources("p.1") == [(3, "s3")]
     assert await store.sources("p.2") == [(4, "s4"), (5, "s5")]
 
 
 async def test_shard_results_land_in_the_parents_results_in_order(store: JobStore) -> None:
     await running_shards(store)
-    assert await store.write_results("p.2", 1, [(4, "t4")], T0)
-    assert await store.write_results("p.0", 1, [(0, "t0"), (1, "t1")], T0)
+    assert await write_results(store, "p.2", 1, [(4, "t4")], T0)
+    assert await write_results(store, "p.0", 1, [(0, "t0"), (1, "t1")], T0)
     # A position outside the shard's range is not the shard's to write.
-    assert await store.write_results("p.1", 1, [(3, "t3"), (5, "stray")], T0)
-    assert await store.results("p") == [
+    assert await write_results(store, "p.1", 1, [(3, "t3"), (5, "stray")], T0)
+    assert await results(store, "p") == [
         ("a.txt", ["t0", "t1", None, "t3"]),
         ("b.txt", ["t4", None]),
     ]
@@ -422,11 +364,11 @@ async def test_shard_results_land_in_the_parents_results_in_order(store: JobStor
 async def test_a_stale_shard_attempt_changes_nothing(store: JobStore) -> None:
     await running_shards(store)
     assert await store.requeue("p.0", 1, T0)
-    assert await store.mark_submitted("p.0", T0) is not None  # attempt 2
-    assert not await store.write_results("p.0", 1, [(0, "stale")], T0)
+    assert await mark_submitted(store, "p.0", T0) is not None  # attempt 2
+    assert not await write_results(store, "p.0", 1, [(0, "stale")], T0)
     assert not await store.finish("p.0", 1, JobStatus.FAILED, JobError("x", "stale"), T0)
-    assert await store.heartbeat("p.0", 1, T0) is None
-    assert await store.results("p") == [("a.txt", [None] * 4), ("b.txt", [None, None])]
+    assert await heartbeat(store, "p.0", 1, T0) is None
+    assert await results(store, "p") == [("a.txt", [None] * 4), ("b.txt", [None, None])]
     parent = await store.get("p")
     assert parent is not None
     assert (parent.status, parent.segments_done, parent.error) == (JobStatus.RUNNING, 0, None)
@@ -435,15 +377,15 @@ async def test_a_stale_shard_attempt_changes_nothing(store: JobStore) -> None:
 async def test_the_parent_goes_queued_submitted_running_with_its_shards(store: JobStore) -> None:
     await sharded(store)
     t1, t2, t3 = (T0 + timedelta(seconds=s) for s in (1, 2, 3))
-    assert await store.mark_submitted("p", T0) is None  # a parent is never dispatched
+    assert await mark_submitted(store, "p", T0) is None  # a parent is never dispatched
     assert await status_of(store, "p") is JobStatus.QUEUED
-    assert await store.mark_submitted("p.0", T0) is not None
+    assert await mark_submitted(store, "p.0", T0) is not None
     parent = await store.get("p")
     assert parent is not None
     assert (parent.status, parent.submitted_at) == (JobStatus.SUBMITTED, T0)
-    assert not await store.claim("p", 1, t1)
-    assert await store.claim("p.0", 1, t1)
-    assert await store.mark_submitted("p.1", t2) is not None
+    assert not await claim(store, "p", 1, t1)
+    assert await claim(store, "p.0", 1, t1)
+    assert await mark_submitted(store, "p.1", t2) is not None
     parent = await store.get("p")
     assert parent is not None
     assert (parent.status, parent.submitted_at, parent.started_at, parent.attempts) == (
@@ -454,8 +396,8 @@ async def test_the_parent_goes_queued_submitted_running_with_its_shards(store: J
     )
     # A retried shard shows on its parent as one more attempt.
     assert await store.requeue("p.0", 1, t2)
-    assert await store.mark_submitted("p.0", t2) is not None
-    assert await store.heartbeat("p.0", 2, t3) is JobStatus.RUNNING
+    assert await mark_submitted(store, "p.0", t2) is not None
+    assert await heartbeat(store, "p.0", 2, t3) is JobStatus.RUNNING
     parent = await store.get("p")
     assert parent is not None
     assert (parent.status, parent.started_at, parent.attempts) == (JobStatus.RUNNING, t1, 2)
@@ -489,16 +431,16 @@ async def test_a_failed_shard_fails_the_parent_and_cancels_the_others(store: Job
     assert sibling is not None
     assert (sibling.status, sibling.finished_at) == (JobStatus.CANCELLED, later)
     assert await status_of(store, "p.0") is JobStatus.SUCCEEDED
-    assert await store.heartbeat("p.2", 1, later) is JobStatus.CANCELLED
-    assert not await store.write_results("p.2", 1, [(4, "late")], later)
+    assert await heartbeat(store, "p.2", 1, later) is JobStatus.CANCELLED
+    assert not await write_results(store, "p.2", 1, [(4, "late")], later)
     assert not await store.finish("p.2", 1, JobStatus.SUCCEEDED, None, later)
     assert await status_of(store, "p") is JobStatus.FAILED
 
 
 async def test_a_silent_shard_is_stale_but_never_its_parent(store: JobStore) -> None:
     await running_shards(store)
-    await store.heartbeat("p.1", 1, T0 + timedelta(seconds=60))
-    await store.heartbeat("p.2", 1, T0 + timedelta(seconds=60))
+    await heartbeat(store, "p.1", 1, T0 + timedelta(seconds=60))
+    await heartbeat(store, "p.2", 1, T0 + timedelta(seconds=60))
     assert [job.id for job in await store.stale(T0 + timedelta(seconds=30))] == ["p.0"]
     assert await store.stale(T0 - timedelta(seconds=1)) == []
 
@@ -506,7 +448,7 @@ async def test_a_silent_shard_is_stale_but_never_its_parent(store: JobStore) -> 
 async def test_unclaimed_lists_shards_never_their_parent(store: JobStore) -> None:
     ids = await sharded(store)
     for shard_id in ids:
-        await store.mark_submitted(shard_id, T0)
+        await mark_submitted(store, shard_id, T0)
     assert [job.id for job in await store.unclaimed(T0 + timedelta(seconds=30))] == ids
     assert not await store.resubmit("p", 1, T0)
 
@@ -538,7 +480,7 @@ async def test_cancelling_a_parent_cancels_its_unfinished_shards(store: JobStore
     )
     assert await status_of(store, "p.0") is JobStatus.SUCCEEDED
     assert await status_of(store, "p.1") is JobStatus.CANCELLED
-    assert await store.heartbeat("p.2", 1, later) is JobStatus.CANCELLED
+    assert await heartbeat(store, "p.2", 1, later) is JobStatus.CANCELLED
     assert await store.cancel("p", later) is None
     assert all(job.is_shard for job in await store.in_status(sorted(JobStatus)))
 
@@ -552,7 +494,7 @@ async def test_purge_removes_a_finished_parent_with_its_shards(store: JobStore) 
     assert await store.purge(T0 + timedelta(seconds=1)) == 1
     for job_id in ("p", *ids):
         assert await store.get(job_id) is None
-    assert await store.results("p") == []
+    assert await results(store, "p") == []
     # A finished shard stays while its parent runs.
     assert await store.get(others[0]) is not None
     assert await store.get("q") is not None
@@ -561,7 +503,7 @@ async def test_purge_removes_a_finished_parent_with_its_shards(store: JobStore) 
 async def test_counts_count_shards_not_their_parent(store: JobStore) -> None:
     await sharded(store)
     await store.create(a_job("plain"), DOCS)
-    assert await store.mark_submitted("p.0", T0) is not None
+    assert await mark_submitted(store, "p.0", T0) is not None
     counts = await store.counts(Pool.CPU)
     assert (counts[JobStatus.QUEUED], counts[JobStatus.SUBMITTED]) == (3, 1)
     assert (await store.counts())[JobStatus.QUEUED] == 3
@@ -576,7 +518,7 @@ async def test_reroute_moves_a_queued_unit_to_another_pool(store: JobStore) -> N
     assert moved is not None and moved.pool is Pool.CPU
     assert (await store.counts(Pool.GPU))[JobStatus.QUEUED] == 0
     await submitted(store, "busy")
-    assert await store.claim("busy", 1, T0)
+    assert await claim(store, "busy", 1, T0)
     assert not await store.reroute("busy", Pool.GPU, T0)
     assert not await store.reroute("missing", Pool.GPU, T0)
     await sharded(store)
@@ -610,12 +552,12 @@ async def test_concurrent_writes_to_one_family_neither_deadlock_nor_lose_the_end
     calls = []
     for ids in families:
         calls += [
-            store.write_results(ids[0], 1, [(0, "t0"), (1, "t1")], T0),
-            store.heartbeat(ids[2], 1, T0),
+            write_results(store, ids[0], 1, [(0, "t0"), (1, "t1")], T0),
+            heartbeat(store, ids[2], 1, T0),
             store.finish(ids[1], 1, JobStatus.FAILED, error, T0),
-            store.heartbeat(ids[0], 1, T0),
+            heartbeat(store, ids[0], 1, T0),
             store.cancel(ids[0].split(".")[0], T0),
-            store.write_results(ids[2], 1, [(4, "t4")], T0),
+            write_results(store, ids[2], 1, [(4, "t4")], T0),
         ]
     await asyncio.gather(*calls)
     for ids in families:
@@ -623,3 +565,29 @@ async def test_concurrent_writes_to_one_family_neither_deadlock_nor_lose_the_end
         assert (await status_of(store, parent_id)).finished
         for shard_id in ids:
             assert (await status_of(store, shard_id)).finished
+
+
+async def test_documents_give_their_sources_in_order_when_asked(store: JobStore) -> None:
+    upload = SourceFile("po", b'msgid "x"\nmsgstr ""\n', (0,))
+    job = Job(
+        id="j1",
+        tenant=None,
+        source_lang="en",
+        target_lang="es",
+        engine="apertium",
+        pool=Pool.CPU,
+        priority=Priority.NORMAL,
+        documents=2,
+        segments_total=3,
+        created_at=T0,
+        markup=True,
+    )
+    docs = [Document("a.txt", ["one", "two"]), Document("<b>.po", ["<g1>x</g1>"], upload)]
+    await store.create(job, docs)
+    found = await store.documents("j1", sources=True)
+    assert [(d.name, d.format, d.sources) for d in found] == [
+        ("a.txt", None, ["one", "two"]),
+        ("<b>.po", "po", ["<g1>x</g1>"]),
+    ]
+    assert [d.sources for d in await store.documents("j1")] == [None, None]
+    assert await store.documents("missing", sources=True) == []

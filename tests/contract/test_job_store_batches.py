@@ -9,6 +9,7 @@ from datetime import timedelta
 
 from dragoman.models import JobError, JobStatus
 from dragoman.store import ChunkWrite, Ending, JobStore
+from tests.attempts import mark_submitted, results
 from tests.contract.test_job_store import (
     DOCS,
     T0,
@@ -45,7 +46,7 @@ async def test_claiming_many_takes_each_current_attempt_once(store: JobStore) ->
         await submitted(store, job_id)
     await store.cancel("b", T0)
     assert await store.requeue("c", 1, T0)
-    assert await store.mark_submitted("c", T0) is not None  # attempt 2: attempt 1 is stale
+    assert await mark_submitted(store, "c", T0) is not None  # attempt 2: attempt 1 is stale
 
     claimed = await store.claim_many([("a", 1), ("b", 1), ("c", 1), ("d", 1)], T0)
 
@@ -78,7 +79,7 @@ async def test_a_chunk_of_many_jobs_is_written_each_behind_its_own_fence(store: 
     await running(store, "a", "b", "c")
     await store.cancel("b", T0)
     assert await store.requeue("c", 1, T0)
-    assert await store.mark_submitted("c", T0) is not None  # attempt 2
+    assert await mark_submitted(store, "c", T0) is not None  # attempt 2
 
     written = await store.write_chunk(
         [
@@ -90,9 +91,9 @@ async def test_a_chunk_of_many_jobs_is_written_each_behind_its_own_fence(store: 
     )
 
     assert written == {"a"}
-    assert await store.results("a") == [("a.txt", ["uno", None]), ("b.txt", ["tres"])]
-    assert await store.results("b") == [("a.txt", [None, None]), ("b.txt", [None])]
-    assert await store.results("c") == [("a.txt", [None, None]), ("b.txt", [None])]
+    assert await results(store, "a") == [("a.txt", ["uno", None]), ("b.txt", ["tres"])]
+    assert await results(store, "b") == [("a.txt", [None, None]), ("b.txt", [None])]
+    assert await results(store, "c") == [("a.txt", [None, None]), ("b.txt", [None])]
     job = await store.get("a")
     assert job is not None and job.segments_done == 2
     assert (await store.sources_many(["a", "c"])) == {
@@ -113,7 +114,7 @@ async def test_a_chunk_write_keeps_a_shard_to_its_range_beside_plain_jobs(
     )
 
     assert written == {ids[1], "a"}
-    assert await store.results("p") == [
+    assert await results(store, "p") == [
         ("a.txt", [None, None, "t2", "t3"]),
         ("b.txt", [None, None]),
     ]
@@ -187,7 +188,7 @@ async def test_overlapping_batches_in_any_order_neither_deadlock_nor_mix_fences(
     for job_id in ids:
         assert await status_of(store, job_id) is JobStatus.SUCCEEDED
         # Written before the end or refused after it: never another job's text.
-        assert set((await store.results(job_id))[0][1]) <= {job_id, None}
+        assert set((await results(store, job_id))[0][1]) <= {job_id, None}
 
 
 async def test_a_shard_submitted_among_none_submits_its_parent(store: JobStore) -> None:

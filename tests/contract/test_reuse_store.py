@@ -9,31 +9,33 @@ from datetime import datetime, timedelta
 
 from dragoman.models import Document, JobStatus, MemoryInfo, Origin
 from dragoman.reuse.keys import digest
-from dragoman.store import CacheWrite, JobStore, MemoryEntry, Prefill
+from dragoman.reuse.store import CacheRows, CacheWrite, Memories, MemoryEntry
+from dragoman.store import JobStore, Prefill
+from tests.attempts import results
 from tests.contract.test_job_store import SHARDED_DOCS, T0, a_job, a_parent, submitted
 
 K = [digest("key", str(i)) for i in range(10)]
 
 
 async def put(
-    store: JobStore, entries: list[tuple[bytes, str]], now: datetime = T0
+    store: JobStore, cache_rows: CacheRows, entries: list[tuple[bytes, str]], now: datetime = T0
 ) -> dict[bytes, str]:
     """``cache_put`` on behalf of the in-flight attempt 1 of job "w" (created if needed)."""
     if await store.get("w") is None:
         await submitted(store, "w")
-    return await store.cache_put([CacheWrite(k, t, "w", 1) for k, t in entries], now)
+    return await cache_rows.cache_put([CacheWrite(k, t, "w", 1) for k, t in entries], now)
 
 
-async def test_the_first_stored_output_wins(store: JobStore) -> None:
-    assert await put(store, [(K[0], "first"), (K[1], "one")]) == {
+async def test_the_first_stored_output_wins(store: JobStore, cache_rows: CacheRows) -> None:
+    assert await put(store, cache_rows, [(K[0], "first"), (K[1], "one")]) == {
         K[0]: "first",
         K[1]: "one",
     }
-    assert await put(store, [(K[0], "second"), (K[2], "two")], T0) == {
+    assert await put(store, cache_rows, [(K[0], "second"), (K[2], "two")], T0) == {
         K[0]: "first",
         K[2]: "two",
     }
-    assert await store.cached([K[0], K[1], K[2], K[3]], T0) == {
+    assert await cache_rows.cached([K[0], K[1], K[2], K[3]], T0) == {
         K[0]: "first",
         K[1]: "one",
         K[2]: "two",
@@ -42,57 +44,66 @@ async def test_the_first_stored_output_wins(store: JobStore) -> None:
 
 async def test_an_output_made_for_no_job_is_stored_as_is_and_the_first_still_wins(
     store: JobStore,
+    cache_rows: CacheRows,
 ) -> None:
     # A synchronous request's output: no attempt to fence it, and no job row at all.
-    assert await store.cache_put([CacheWrite(K[7], "sync")], T0) == {K[7]: "sync"}
-    assert await store.cache_put([CacheWrite(K[7], "later"), CacheWrite(K[8], "new")], T0) == {
+    assert await cache_rows.cache_put([CacheWrite(K[7], "sync")], T0) == {K[7]: "sync"}
+    assert await cache_rows.cache_put([CacheWrite(K[7], "later"), CacheWrite(K[8], "new")], T0) == {
         K[7]: "sync",
         K[8]: "new",
     }
     # Beside a job's stale attempt in one call: the stale one alone is refused.
     await submitted(store, "w")
-    stored = await store.cache_put([CacheWrite(K[9], "stale", "w", 2), CacheWrite(K[6], "s")], T0)
+    stored = await cache_rows.cache_put(
+        [CacheWrite(K[9], "stale", "w", 2), CacheWrite(K[6], "s")], T0
+    )
     assert stored == {K[6]: "s"}
-    assert await store.cached([K[6], K[7], K[8], K[9]], T0) == {
+    assert await cache_rows.cached([K[6], K[7], K[8], K[9]], T0) == {
         K[6]: "s",
         K[7]: "sync",
         K[8]: "new",
     }
 
 
-async def test_writers_racing_on_one_key_all_get_the_same_output(store: JobStore) -> None:
+async def test_writers_racing_on_one_key_all_get_the_same_output(
+    store: JobStore, cache_rows: CacheRows
+) -> None:
     await submitted(store, "w")
     got = await asyncio.gather(
-        *(store.cache_put([CacheWrite(K[5], f"w{i}", "w", 1)], T0) for i in range(8))
+        *(cache_rows.cache_put([CacheWrite(K[5], f"w{i}", "w", 1)], T0) for i in range(8))
     )
     assert len({answer[K[5]] for answer in got}) == 1
 
 
-async def test_trimming_removes_the_least_recently_used_beyond_the_bound(store: JobStore) -> None:
+async def test_trimming_removes_the_least_recently_used_beyond_the_bound(
+    store: JobStore, cache_rows: CacheRows
+) -> None:
     for i in range(6):
-        await put(store, [(K[i], f"t{i}")], T0 + timedelta(hours=i))
+        await put(store, cache_rows, [(K[i], f"t{i}")], T0 + timedelta(hours=i))
     # K[0] and K[1] are old, but a hit long after refreshes K[1]: it is kept.
-    await store.cached([K[1]], T0 + timedelta(hours=10))
-    assert await store.trim_cache(4, T0) == 2
-    left = await store.cached(K[:6], T0 + timedelta(hours=10))
+    await cache_rows.cached([K[1]], T0 + timedelta(hours=10))
+    assert await cache_rows.trim_cache(4, T0) == 2
+    left = await cache_rows.cached(K[:6], T0 + timedelta(hours=10))
     assert sorted(left) == sorted([K[1], K[3], K[4], K[5]])
-    assert await store.trim_cache(4, T0) == 0
+    assert await cache_rows.trim_cache(4, T0) == 0
 
 
-async def test_entries_unused_for_the_maximum_age_are_deleted(store: JobStore) -> None:
-    await put(store, [(K[0], "old"), (K[1], "used"), (K[2], "new")], T0)
-    await store.cached([K[1]], T0 + timedelta(days=20))  # a hit refreshes it
-    await put(store, [(K[3], "newer")], T0 + timedelta(days=25))
-    assert await store.trim_cache(100, T0 + timedelta(days=10)) == 2
-    assert sorted(await store.cached(K[:4], T0 + timedelta(days=26))) == sorted([K[1], K[3]])
+async def test_entries_unused_for_the_maximum_age_are_deleted(
+    store: JobStore, cache_rows: CacheRows
+) -> None:
+    await put(store, cache_rows, [(K[0], "old"), (K[1], "used"), (K[2], "new")], T0)
+    await cache_rows.cached([K[1]], T0 + timedelta(days=20))  # a hit refreshes it
+    await put(store, cache_rows, [(K[3], "newer")], T0 + timedelta(days=25))
+    assert await cache_rows.trim_cache(100, T0 + timedelta(days=10)) == 2
+    assert sorted(await cache_rows.cached(K[:4], T0 + timedelta(days=26))) == sorted([K[1], K[3]])
 
 
-async def test_a_hit_within_the_hour_is_not_a_write(store: JobStore) -> None:
-    await put(store, [(K[0], "a"), (K[1], "b")], T0)
-    await store.cached([K[0]], T0 + timedelta(minutes=59))  # not refreshed: too recent
-    await store.cached([K[1]], T0 + timedelta(minutes=61))  # refreshed
-    assert await store.trim_cache(1, T0) == 1
-    assert await store.cached([K[0], K[1]], T0) == {K[1]: "b"}
+async def test_a_hit_within_the_hour_is_not_a_write(store: JobStore, cache_rows: CacheRows) -> None:
+    await put(store, cache_rows, [(K[0], "a"), (K[1], "b")], T0)
+    await cache_rows.cached([K[0]], T0 + timedelta(minutes=59))  # not refreshed: too recent
+    await cache_rows.cached([K[1]], T0 + timedelta(minutes=61))  # refreshed
+    assert await cache_rows.trim_cache(1, T0) == 1
+    assert await cache_rows.cached([K[0], K[1]], T0) == {K[1]: "b"}
 
 
 def memory(name: str, units: int = 1) -> MemoryInfo:
@@ -103,38 +114,46 @@ def entry(key: bytes, source: str, target: str) -> MemoryEntry:
     return MemoryEntry(key, "en", "es", source, target)
 
 
-async def test_memories_are_saved_replaced_listed_and_deleted_per_tenant(store: JobStore) -> None:
-    assert not await store.save_memory("a", memory("m", 2), [entry(K[0], "x", "X")])
-    assert not await store.save_memory("b", memory("m"), [entry(K[0], "x", "other")])
-    assert await store.save_memory("a", memory("m", 5), [entry(K[1], "y", "Y")])
-    assert [(m.name, m.units) for m in await store.list_memories("a")] == [("m", 5)]
-    ids = await store.memory_ids("a", ["m", "ghost"])
+async def test_memories_are_saved_replaced_listed_and_deleted_per_tenant(
+    memories: Memories,
+) -> None:
+    assert not await memories.save_memory("a", memory("m", 2), [entry(K[0], "x", "X")])
+    assert not await memories.save_memory("b", memory("m"), [entry(K[0], "x", "other")])
+    assert await memories.save_memory("a", memory("m", 5), [entry(K[1], "y", "Y")])
+    assert [(m.name, m.units) for m in await memories.list_memories("a")] == [("m", 5)]
+    ids = await memories.memory_ids("a", ["m", "ghost"])
     assert list(ids) == ["m"]
-    assert ids != await store.memory_ids("b", ["m"])
-    assert await store.delete_memory("a", "m")
-    assert not await store.delete_memory("a", "m")
-    assert await store.list_memories("a") == []
-    assert [m.name for m in await store.list_memories("b")] == ["m"]
+    assert ids != await memories.memory_ids("b", ["m"])
+    assert await memories.delete_memory("a", "m")
+    assert not await memories.delete_memory("a", "m")
+    assert await memories.list_memories("a") == []
+    assert [m.name for m in await memories.list_memories("b")] == ["m"]
 
 
-async def test_a_deleted_memorys_id_never_names_another_memory(store: JobStore) -> None:
+async def test_a_deleted_memorys_id_never_names_another_memory(
+    store: JobStore, memories: Memories
+) -> None:
     # A job resolves its memories' ids before its creation looks them up: a memory deleted
     # meanwhile must match nothing, even once another tenant imports a memory.
-    await store.save_memory("t2", memory("mine"), [entry(K[0], "one", "T2")])
-    stale = (await store.memory_ids("t2", ["mine"]))["mine"]
-    assert await store.delete_memory("t2", "mine")
-    await store.save_memory("t1", memory("secret"), [entry(K[0], "one", "T1 SECRET")])
-    assert (await store.memory_ids("t1", ["secret"]))["secret"] != stale
+    await memories.save_memory("t2", memory("mine"), [entry(K[0], "one", "T2")])
+    stale = (await memories.memory_ids("t2", ["mine"]))["mine"]
+    assert await memories.delete_memory("t2", "mine")
+    await memories.save_memory("t1", memory("secret"), [entry(K[0], "one", "T1 SECRET")])
+    assert (await memories.memory_ids("t1", ["secret"]))["secret"] != stale
     lookups = Prefill(memory_ids=(stale,), memory_keys={0: K[0]})
     await store.create(a_job("j", segments=1), [Document("a", ["one"])], (), lookups)
-    assert await store.results("j") == [("a", [None])]
+    assert await results(store, "j") == [("a", [None])]
 
 
-async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobStore) -> None:
-    await store.save_memory("", memory("first"), [entry(K[0], "one", "UNO")])
-    await store.save_memory("", memory("second"), [entry(K[0], "one", "1"), entry(K[1], "", "2")])
-    ids = await store.memory_ids("", ["first", "second"])
-    await put(store, [(K[5], "dos"), (K[6], "tres")], T0)
+async def test_a_creation_takes_memory_matches_first_then_cache_hits(
+    store: JobStore, cache_rows: CacheRows, memories: Memories
+) -> None:
+    await memories.save_memory("", memory("first"), [entry(K[0], "one", "UNO")])
+    await memories.save_memory(
+        "", memory("second"), [entry(K[0], "one", "1"), entry(K[1], "", "2")]
+    )
+    ids = await memories.memory_ids("", ["first", "second"])
+    await put(store, cache_rows, [(K[5], "dos"), (K[6], "tres")], T0)
     lookups = Prefill(
         memory_ids=(ids["first"], ids["second"]),
         memory_keys={0: K[0], 1: K[1]},
@@ -143,15 +162,17 @@ async def test_a_creation_takes_memory_matches_first_then_cache_hits(store: JobS
     )
     created = await store.create(a_job("j"), [Document("a", ["one", "two", "three"])], (), lookups)
     assert (created.found, created.finished) == (2, frozenset())
-    assert await store.results("j") == [("a", ["UNO!", "2!", None])]
+    assert await results(store, "j") == [("a", ["UNO!", "2!", None])]
     assert [d.origins for d in await store.documents("j")] == [[Origin.TM, Origin.TM, None]]
     assert await store.sources("j") == [(2, "three")]
     job = await store.get("j")
     assert job is not None and (job.status, job.segments_done) == (JobStatus.QUEUED, 2)
 
 
-async def test_a_job_found_whole_is_stored_succeeded_at_its_creation(store: JobStore) -> None:
-    await put(store, [(K[0], "uno"), (K[1], "dos")], T0)
+async def test_a_job_found_whole_is_stored_succeeded_at_its_creation(
+    store: JobStore, cache_rows: CacheRows
+) -> None:
+    await put(store, cache_rows, [(K[0], "uno"), (K[1], "dos")], T0)
     lookups = Prefill(cache_keys={0: K[0], 1: K[1]})
     job = a_job("j", segments=2)
     created = await store.create(job, [Document("a", ["one", "two"])], (), lookups)
@@ -167,10 +188,12 @@ async def test_a_job_found_whole_is_stored_succeeded_at_its_creation(store: JobS
     assert await store.in_status([JobStatus.QUEUED]) == []
 
 
-async def test_a_memory_target_that_does_not_fit_falls_back_to_the_cache(store: JobStore) -> None:
-    await store.save_memory("", memory("m"), [entry(K[0], "one", "UNO")])
-    await put(store, [(K[1], "uno")], T0)
-    ids = await store.memory_ids("", ["m"])
+async def test_a_memory_target_that_does_not_fit_falls_back_to_the_cache(
+    store: JobStore, cache_rows: CacheRows, memories: Memories
+) -> None:
+    await memories.save_memory("", memory("m"), [entry(K[0], "one", "UNO")])
+    await put(store, cache_rows, [(K[1], "uno")], T0)
+    ids = await memories.memory_ids("", ["m"])
     lookups = Prefill((ids["m"],), {0: K[0]}, {0: K[1]}, fit=lambda _p, _t: None)
     await store.create(a_job("j", segments=1), [Document("a", ["one"])], (), lookups)
     assert [d.origins for d in await store.documents("j")] == [[Origin.CACHE]]
@@ -178,9 +201,10 @@ async def test_a_memory_target_that_does_not_fit_falls_back_to_the_cache(store: 
 
 async def test_shards_found_whole_are_succeeded_and_the_parent_counts_them(
     store: JobStore,
+    cache_rows: CacheRows,
 ) -> None:
     parent, shards = a_parent("p")
-    await put(store, [(K[i], f"t{i}") for i in (0, 1, 4)], T0)
+    await put(store, cache_rows, [(K[i], f"t{i}") for i in (0, 1, 4)], T0)
     lookups = Prefill(cache_keys={i: K[i] for i in range(6)})
     created = await store.create(parent, SHARDED_DOCS, shards, lookups)
     assert created == type(created)(found=3, finished=frozenset({"p.0"}))
@@ -199,9 +223,11 @@ async def test_shards_found_whole_are_succeeded_and_the_parent_counts_them(
     assert await store.sources("p.2") == [(5, "s5")]
 
 
-async def test_a_parent_whose_shards_are_all_found_is_succeeded(store: JobStore) -> None:
+async def test_a_parent_whose_shards_are_all_found_is_succeeded(
+    store: JobStore, cache_rows: CacheRows
+) -> None:
     parent, shards = a_parent("p")
-    await put(store, [(K[i], f"t{i}") for i in range(6)], T0)
+    await put(store, cache_rows, [(K[i], f"t{i}") for i in range(6)], T0)
     created = await store.create(
         parent, SHARDED_DOCS, shards, Prefill(cache_keys={i: K[i] for i in range(6)})
     )
@@ -210,8 +236,10 @@ async def test_a_parent_whose_shards_are_all_found_is_succeeded(store: JobStore)
     assert job is not None and job.status is JobStatus.SUCCEEDED
 
 
-async def test_creations_with_and_without_lookups_share_a_group_commit(store: JobStore) -> None:
-    await put(store, [(K[0], "uno")], T0)
+async def test_creations_with_and_without_lookups_share_a_group_commit(
+    store: JobStore, cache_rows: CacheRows
+) -> None:
+    await put(store, cache_rows, [(K[0], "uno")], T0)
     plain, found = await asyncio.gather(
         store.create(a_job("plain", segments=1), [Document("a", ["one"])]),
         store.create(
@@ -219,12 +247,14 @@ async def test_creations_with_and_without_lookups_share_a_group_commit(store: Jo
         ),
     )
     assert (plain.found, found.found) == (0, 1)
-    assert await store.results("plain") == [("a", [None])]
-    assert await store.results("found") == [("a", ["uno"])]
+    assert await results(store, "plain") == [("a", [None])]
+    assert await results(store, "found") == [("a", ["uno"])]
 
 
-async def test_translations_pair_sources_with_targets_and_origins(store: JobStore) -> None:
-    await put(store, [(K[0], "uno")], T0)
+async def test_translations_pair_sources_with_targets_and_origins(
+    store: JobStore, cache_rows: CacheRows
+) -> None:
+    await put(store, cache_rows, [(K[0], "uno")], T0)
     await store.create(
         a_job("j", segments=3),
         [Document("a", ["one", "two"]), Document("b", ["x"])],
@@ -238,11 +268,13 @@ async def test_translations_pair_sources_with_targets_and_origins(store: JobStor
     ]
 
 
-async def test_only_in_flight_attempts_feed_the_cache(store: JobStore) -> None:
+async def test_only_in_flight_attempts_feed_the_cache(
+    store: JobStore, cache_rows: CacheRows
+) -> None:
     await submitted(store, "live")
     await submitted(store, "gone")
     await store.cancel("gone", T0)
-    stored = await store.cache_put(
+    stored = await cache_rows.cache_put(
         [
             CacheWrite(K[0], "live", "live", 1),
             CacheWrite(K[1], "stale attempt", "live", 2),

@@ -15,12 +15,11 @@ import pytest
 from dragoman.engines import Engines, Pair
 from dragoman.engines.apertium import ApertiumEngine
 from dragoman.formats.markup import Marked, parse_stored, same_codes
-from dragoman.glossaries import Terminology
+from dragoman.glossaries import Entry, Terminology, Terms, keep_terms
+from dragoman.glossaries.entries import from_json
 from dragoman.models import Job, Pool, Priority
 from dragoman.runtime import Runtime
 from dragoman.settings import Settings
-from dragoman.terms import Entry, Terms, keep_terms
-from dragoman.terms.entries import from_json
 
 pytestmark = pytest.mark.integration
 

@@ -19,10 +19,11 @@ from standardwebhooks.webhooks import Webhook
 from dragoman.api.app import create_app
 from dragoman.api.schemas import JobOut
 from dragoman.engines import Engines
-from dragoman.models import Delivery, DeliveryStatus, Job, Pool, Priority
+from dragoman.models import Job, Pool, Priority
 from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
 from dragoman.store import JobStore
+from dragoman.webhooks import DeliveryStatus, SqlDeliveries, WebhookDelivery
 from dragoman.webhooks.notifier import Notifier
 from tests.api.helpers import assert_error, finished, job_body
 from tests.conftest import ScriptedEngine, wait_until
@@ -166,15 +167,15 @@ async def submit(running: Running, *segments: str, callback_url: str) -> str:
     return job_id
 
 
-async def settled(store: JobStore, job_id: str, status: DeliveryStatus) -> Delivery:
+async def settled(store: JobStore, job_id: str, status: DeliveryStatus) -> WebhookDelivery:
     """The job's one delivery, once it reached ``status``."""
 
     async def reached() -> bool:
-        found = await store.deliveries(job_id)
+        found = await SqlDeliveries(store.database).deliveries(job_id)
         return bool(found) and found[0].status is status
 
     await wait_until(reached)
-    (delivery,) = await store.deliveries(job_id)
+    (delivery,) = await SqlDeliveries(store.database).deliveries(job_id)
     return delivery
 
 
@@ -260,7 +261,7 @@ async def test_a_job_without_a_callback_is_not_announced(
     await finished(running.client, job_id)
     await submit(running, "loud", callback_url=receiver.url)
     await receiver.got(1)
-    assert await running.store.deliveries(job_id) == []
+    assert await SqlDeliveries(running.store.database).deliveries(job_id) == []
     assert job_id not in {r.payload["data"]["id"] for r in receiver.received}
 
 
@@ -273,7 +274,7 @@ async def test_a_pending_delivery_survives_a_restart(
     job_id = await submit(before, "hello", callback_url=url)
 
     async def refused_once() -> bool:
-        found = await before.store.deliveries(job_id)
+        found = await SqlDeliveries(before.store.database).deliveries(job_id)
         return bool(found) and found[0].attempts >= 1
 
     await wait_until(refused_once)

@@ -15,10 +15,10 @@ from dragoman.api.app import create_app
 from dragoman.engines import Engine
 from dragoman.engines.model_cache import ModelCache
 from dragoman.formats.markup import Marked
+from dragoman.glossaries import Entry, Terms, keep_terms
+from dragoman.glossaries.apply import substitute
+from dragoman.glossaries.masking import mask, unmask
 from dragoman.services import EmbeddedService
-from dragoman.terms import Entry, Terms, keep_terms
-from dragoman.terms.apply import substitute
-from dragoman.terms.masking import mask, unmask
 from tests.api.helpers import finished
 from tests.neural.conftest import EN_FR
 from tests.neural.test_engines import ENGINES, MB, make_engine

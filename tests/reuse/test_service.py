@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from dragoman.models import DeliveryStatus, Pair
+from dragoman.models import Pair
 from dragoman.reuse.keys import cache_key
-from dragoman.store import CacheWrite
+from dragoman.reuse.store import CacheWrite, SqlCacheRows
+from dragoman.webhooks import DeliveryStatus
 from tests.api.helpers import finished, job_body
 from tests.conftest import ScriptedEngine, wait_until
 from tests.integration.test_webhooks import (  # noqa: F401  (fixtures)
@@ -116,7 +117,7 @@ async def test_the_first_stored_output_wins_over_a_later_writer(
     )
     # Another worker stored its output first (a non-deterministic engine may differ).
     write = CacheWrite(key, "EARLIER", answer["id"], 1)
-    await running.store.cache_put([write], running.service.clock.now())
+    await SqlCacheRows(running.store.database).cache_put([write], running.service.clock.now())
     scripted_engine.release.set()
     await finished(running.client, answer["id"])
     result = (await running.client.get(f"/v1/jobs/{answer['id']}/result")).json()

@@ -13,8 +13,8 @@ from PythonTmx import from_element  # type: ignore[import-untyped]
 from dragoman.errors import InvalidFile
 from dragoman.formats.markup import parse_stored
 from dragoman.formats.tmx import Translation, read_tmx, write_tmx
-from dragoman.reuse.forms import memory_entries
 from dragoman.reuse.keys import memory_key, normalize
+from dragoman.reuse.matching import memory_entries
 from tests.reuse.tmx_samples import BROKEN, bilingual, tmx, tu
 
 

@@ -23,6 +23,7 @@ from dragoman.services import EmbeddedService
 from dragoman.store.sql import SqlJobStore
 from dragoman.watchdog import Watchdog
 from dragoman.worker.chunks import translate_chunk
+from tests.attempts import claim, mark_submitted, results
 from tests.conftest import FakeClock, ScriptedEngine, stop_service, wait_until
 
 PAIR = Pair("en", "es")
@@ -81,7 +82,7 @@ async def test_small_waiting_jobs_of_one_pair_share_one_engine_batch(
     assert len(engine.calls) == 2
     assert sorted(engine.calls[1]) == sorted(f"job{i} {x}" for i in range(5) for x in "ab")
     for i, job_id in enumerate(waiting):
-        assert await service.store.results(job_id) == [("d", [f"JOB{i} A", f"JOB{i} B"])]
+        assert await results(service.store, job_id) == [("d", [f"JOB{i} A", f"JOB{i} B"])]
         job = await service.store.get(job_id)
         assert job is not None and job.segments_done == 2 and job.attempts == 1
 
@@ -101,8 +102,8 @@ async def test_cancelling_one_job_of_a_batch_leaves_its_mates_running(make_servi
     assert statuses[mates[0]] is JobStatus.SUCCEEDED
     assert statuses[mates[1]] is JobStatus.CANCELLED
     assert statuses[mates[2]] is JobStatus.SUCCEEDED
-    assert await service.store.results(mates[1]) == [("d", [None])]
-    assert await service.store.results(mates[2]) == [("d", ["M2"])]
+    assert await results(service.store, mates[1]) == [("d", [None])]
+    assert await results(service.store, mates[2]) == [("d", ["M2"])]
 
 
 async def test_a_failing_job_fails_alone_and_its_batch_mates_succeed_on_retry(
@@ -136,7 +137,7 @@ async def test_a_job_above_shard_segments_runs_as_shards_and_merges_in_order(
     segments = [f"s{i}" for i in range(10)]
     job_id = await submit(service, *segments)
     assert (await settle(service, job_id))[job_id] is JobStatus.SUCCEEDED
-    assert await service.store.results(job_id) == [("d", [s.upper() for s in segments])]
+    assert await results(service.store, job_id) == [("d", [s.upper() for s in segments])]
     job = await service.store.get(job_id)
     assert job is not None and job.shards == 4 and job.segments_done == 10
     listed, _ = await service.store.list_jobs(tenant=None, status=None, limit=10, cursor=None)
@@ -301,7 +302,7 @@ async def test_republished_work_goes_to_the_pool_queue_and_is_not_counted_as_rou
     await asyncio.sleep(0)
     await watchdog.sweep()
     job = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["x"])])
-    submitted = await store.mark_submitted(job.id, clock.now())
+    submitted = await mark_submitted(store, job.id, clock.now())
     assert submitted is not None
     warm.cancel()  # the worker takes nothing now: what reaches the pool's queue stays there
     assert await watchdog.republish([submitted]) == 1
@@ -326,7 +327,7 @@ async def test_a_text_repeated_in_a_batch_is_translated_once_for_every_job(
     assert set(statuses.values()) == {JobStatus.SUCCEEDED}
     assert sorted(engine.calls[1]) == ["Save the file.", "line 0", "line 1", "line 2"]
     for i, job_id in enumerate(mates):
-        assert await service.store.results(job_id) == [
+        assert await results(service.store, job_id) == [
             ("d", ["SAVE THE FILE.", f"LINE {i}", "SAVE THE FILE."])
         ]
         job = await service.store.get(job_id)
@@ -417,7 +418,7 @@ async def test_a_sweep_during_a_jobs_end_does_not_count_it_in_flight_again(
     try:
         first = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["x"])])
         assert await watchdog.dispatch() == 1
-        assert await store.claim(first.id, 1, clock.now())
+        assert await claim(store, first.id, 1, clock.now())
         second = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["y"])])
         assert await watchdog.dispatch() == 0  # the one worker is busy
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dragoman.errors import ClientError, InvalidRequest, PayloadTooLarge
-from dragoman.terms import Entry
-from dragoman.terms.entries import (
+from dragoman.glossaries import Entry
+from dragoman.glossaries.entries import (
     Limits,
     check_name,
     checked,

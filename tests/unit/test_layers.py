@@ -14,7 +14,7 @@ LAYERS: dict[str, int] = {
     **dict.fromkeys(
         ["errors", "models", "settings", "clock", "languages", "metrics", "messages"], 0
     ),
-    **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection", "terms"], 1),
+    **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection"], 1),
     **dict.fromkeys(["runtime", "backoff", "packages"], 2),
     **dict.fromkeys(
         [

@@ -22,8 +22,10 @@ from dragoman.services import EmbeddedService
 from dragoman.settings import Settings
 from dragoman.store.sql import SqlJobStore
 from dragoman.usage import UsageMeter, period_of
+from dragoman.usage.store import SqlUsage
 from dragoman.worker import BatchWorker, registration
 from dragoman.worker.registration import Registration
+from tests.attempts import mark_submitted, results
 from tests.conftest import FakeClock, ScriptedEngine, wait_until
 from tests.contract.conftest import (
     POSTGRES_ADMIN_URL,
@@ -72,7 +74,7 @@ async def test_a_job_runs_to_success_with_every_segment_translated(
 ) -> None:
     job_id = await submit(service, "hello", "world")
     await reaches(service, job_id, JobStatus.SUCCEEDED)
-    assert await service.store.results(job_id) == [("d", ["HELLO", "WORLD"])]
+    assert await results(service.store, job_id) == [("d", ["HELLO", "WORLD"])]
     job = await service.store.get(job_id)
     assert job is not None and job.segments_done == 2 and job.attempts == 1
 
@@ -104,7 +106,7 @@ async def test_cancelling_a_running_job_stops_its_worker_within_a_heartbeat(
 
     await wait_until(worker_free, timeout_s=2)
     assert await status_of(service, job_id) is JobStatus.CANCELLED
-    assert await service.store.results(job_id) == [("d", [None])]
+    assert await results(service.store, job_id) == [("d", [None])]
 
 
 async def test_a_cancelled_queued_job_is_never_dispatched(
@@ -148,7 +150,7 @@ async def test_silence_beyond_the_heartbeat_timeout_retries_the_job(
     await wait_until(retried)
     scripted_engine.release.set()
     await reaches(service, job_id, JobStatus.SUCCEEDED)
-    assert await service.store.results(job_id) == [("d", ["STUCK"])]
+    assert await results(service.store, job_id) == [("d", ["STUCK"])]
 
 
 async def test_silence_on_the_last_attempt_fails_the_job_with_a_reason(
@@ -203,30 +205,32 @@ def other_writer(settings: Settings) -> sqlite3.Connection:
     return conn
 
 
-class WatchedStore(SqlJobStore):
-    """The real store; it tells when a usage flush reaches it."""
+@pytest.fixture
+def adding(monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Set when a usage flush reaches the ledger (the real one, watched)."""
+    reached = asyncio.Event()
+    add = SqlUsage.add_usage
 
-    def __init__(self, url: str) -> None:
-        super().__init__(url)
-        self.adding = asyncio.Event()
+    async def watched(self: SqlUsage, increments: Sequence[tuple[str, str, int, int]]) -> None:
+        reached.set()
+        await add(self, increments)
 
-    async def add_usage(self, increments: Sequence[tuple[str, str, int, int]]) -> None:
-        self.adding.set()
-        await super().add_usage(increments)
+    monkeypatch.setattr(SqlUsage, "add_usage", watched)
+    return reached
 
 
 async def test_stopping_the_usage_meter_finishes_the_flush_in_flight(
-    make_settings: Any, clock: FakeClock
+    make_settings: Any, clock: FakeClock, adding: asyncio.Event
 ) -> None:
     settings = make_settings(usage_flush_s=0.01)
-    store = WatchedStore(settings.resolved_database_url)
+    store = SqlJobStore(settings.resolved_database_url)
     await store.open()
     meter = UsageMeter(Runtime.from_settings(settings, store=store, clock=clock))
     meter.start()
     writer = other_writer(settings)
     try:
         await meter.charge("acme", 120)
-        await store.adding.wait()  # the flush waits for the other writer
+        await adding.wait()  # the flush waits for the other writer
         stopping = asyncio.create_task(meter.stop())
         await asyncio.sleep(0.1)
         assert not stopping.done()
@@ -234,16 +238,17 @@ async def test_stopping_the_usage_meter_finishes_the_flush_in_flight(
         writer.execute("ROLLBACK")
         writer.close()
     await stopping
-    assert await store.get_usage("acme", period_of(clock.now())[0]) == Usage(120, 1)
+    ledger = SqlUsage(store.database)
+    assert await ledger.get_usage("acme", period_of(clock.now())[0]) == Usage(120, 1)
     await store.close()
 
 
 async def test_a_charge_during_a_flush_still_counts_what_is_being_flushed(
-    make_settings: Any, clock: FakeClock
+    make_settings: Any, clock: FakeClock, adding: asyncio.Event
 ) -> None:
     # The quota is 200: 120 on their way to the store, then 100 more must be refused.
     settings = make_settings(usage_flush_s=3600, monthly_characters=200)
-    store = WatchedStore(settings.resolved_database_url)
+    store = SqlJobStore(settings.resolved_database_url)
     await store.open()
     meter = UsageMeter(Runtime.from_settings(settings, store=store, clock=clock))
     await meter.charge("acme", 10)  # reads the store's count (0) into the meter's cache
@@ -251,7 +256,7 @@ async def test_a_charge_during_a_flush_still_counts_what_is_being_flushed(
     writer = other_writer(settings)
     try:
         flushing = asyncio.create_task(meter.flush())
-        await store.adding.wait()  # the flush waits for the other writer
+        await adding.wait()  # the flush waits for the other writer
         with pytest.raises(QuotaExceeded):
             await meter.charge("acme", 100)
     finally:
@@ -274,7 +279,7 @@ async def test_a_shutdown_while_a_failed_attempt_winds_down_stops_the_worker(
     await runtime.open()
     job = Job("j1", None, "en", "es", "scripted", Pool.CPU, Priority.NORMAL, 1, 1)
     await runtime.store.create(job, [Document("d", ["<explode>"])])
-    assert await runtime.store.mark_submitted(job.id, clock.now()) is not None
+    assert await mark_submitted(runtime.store, job.id, clock.now()) is not None
     worker = BatchWorker(runtime, name="w", pool=Pool.CPU, engines=Engines([scripted_engine]))
     scripted_engine.release.clear()
     working = asyncio.create_task(worker.process([Attempt(job.id, 1)]))

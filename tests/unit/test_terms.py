@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dragoman.formats.markup import Code, Marked, parse_stored
-from dragoman.terms import Entry, Terms
-from dragoman.terms.masking import mask, unmask
+from dragoman.glossaries import Entry, Terms
+from dragoman.glossaries.masking import mask, unmask
 
 GLOSSARY = Terms.of(
     [

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dragoman.terms import Entry, Terms, keep_terms
+from dragoman.glossaries import Entry, Terms, keep_terms
 
 WORDS = {
     "the": "le",

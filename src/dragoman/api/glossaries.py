@@ -16,15 +16,15 @@ from dragoman.api.errors import error_responses
 from dragoman.api.forms import multipart, required_field, text_field
 from dragoman.api.schemas import Absent, Language, form_schema
 from dragoman.errors import InvalidRequest, UnsupportedFormat
+from dragoman.glossaries.entries import FORMATS, from_json
 from dragoman.models import Glossary
-from dragoman.terms.entries import FORMATS, from_json
 
 router = APIRouter(prefix="/v1/glossaries", tags=["glossaries"])
 
 _FIELDS = {"name", "source_lang", "target_lang", "format", "file"}
 
 
-# What ``dragoman.terms.entries`` takes for a term or a name, stripped of outer whitespace:
+# What ``dragoman.glossaries.entries`` takes for a term or a name, stripped of outer whitespace:
 # something left, and no control character, line break or noncharacter (nor a lone
 # surrogate, which no pattern can name: regex engines refuse the range). Documented, not
 # enforced by the models: the server's own check names the entry or line.

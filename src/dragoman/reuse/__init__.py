@@ -10,8 +10,9 @@
   and then into the cache; its keys are those of a plain job without a glossary.
 - ``Reuse.trim``: the cache kept under ``cache_max_segments``, least recently used out.
 
-``keys`` makes the keys, ``forms`` the matching of memory entries, ``memories`` the TMX
-imports, ``export`` a job's translations as TMX.
+``keys`` makes the keys, ``matching`` the matching of memory entries, ``memories`` the TMX
+imports, ``export`` a job's translations as TMX, ``store`` the cache's rows (``CacheRows``)
+and the memories (``Memories``) on the shared database.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ from dragoman.engines import Engines
 from dragoman.errors import DragomanError, TransientError
 from dragoman.formats.markup import parse_stored, same_codes
 from dragoman.models import Document, Job, Pair
-from dragoman.reuse.forms import JobSegment, fit, job_segment
 from dragoman.reuse.keys import cache_key, memory_key
+from dragoman.reuse.matching import JobSegment, fit, job_segment
+from dragoman.reuse.store import CacheRows, CacheWrite, SqlCacheRows
 from dragoman.runtime import Runtime
-from dragoman.store import CacheWrite, Prefill
+from dragoman.store import Prefill
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +49,7 @@ def _acceptable(job: Job, source: str, output: str) -> bool:
 class Reuse:
     def __init__(self, runtime: Runtime, *, engines: Engines) -> None:
         self._settings = runtime.settings
-        self._store = runtime.store
+        self._store: CacheRows = SqlCacheRows(runtime.database)
         self._clock = runtime.clock
         self._engines = engines
 

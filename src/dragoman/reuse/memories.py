@@ -9,14 +9,15 @@ from collections.abc import Sequence
 from dragoman.errors import NotFound, PayloadTooLarge
 from dragoman.formats.tmx import read_tmx
 from dragoman.models import MemoryInfo
-from dragoman.reuse.forms import memory_entries
+from dragoman.reuse.matching import memory_entries
+from dragoman.reuse.store import Memories, SqlMemories
 from dragoman.runtime import Runtime
 
 
 class TranslationMemories:
     def __init__(self, runtime: Runtime) -> None:
         self._settings = runtime.settings
-        self._store = runtime.store
+        self._store: Memories = SqlMemories(runtime.database)
         self._clock = runtime.clock
 
     async def import_tmx(

@@ -34,6 +34,7 @@ class Scaler:
         self.pool = pool
         self._settings = settings = runtime.settings
         self._store = runtime.store
+        self._registry = runtime.registry
         self._metrics = runtime.metrics
         self._clock = runtime.clock
         self.controller = controller
@@ -48,8 +49,8 @@ class Scaler:
         queued = counts[JobStatus.QUEUED]
         now = self._clock.now()
         ttl = timedelta(seconds=self._settings.worker_ttl_s)
-        await self._store.expire_workers(now - ttl)
-        workers = await self._store.live_workers(self.pool, now - ttl)
+        await self._registry.expire_workers(now - ttl)
+        workers = await self._registry.live_workers(self.pool, now - ttl)
         busy = sum(1 for worker in workers if worker.busy)
         current = await self.controller.replicas()
         decision = self.policy.explain(
@@ -88,7 +89,7 @@ class Scaler:
         interval = timedelta(seconds=self.policy.policy.scale_interval_s)
         published, at = self._published
         if figures != published or at is None or now - at >= interval:
-            await self._store.publish_figures(self.pool, figures, now)
+            await self._registry.publish_figures(self.pool, figures, now)
             self._published = (figures, now)
 
     def nudge(self) -> None:

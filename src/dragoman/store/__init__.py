@@ -1,10 +1,10 @@
-"""Where jobs, their segments and their results live.
+"""Where jobs, their documents, segments and attempts live: the job's life.
 
-The store is one database behind nine protocols, so that a role can name the part it uses:
-``Jobs`` (the jobs and their fenced transitions), ``Leases``, ``RelayLog``,
-``WorkerRegistry``, ``UsageLedger`` (characters and requests per tenant and month),
-``Deliveries`` (the notifications of jobs' ends), ``SegmentCache`` and ``Memories`` (what
-jobs reuse, ADR 0014) and ``Glossaries``. ``JobStore`` is all nine, with the life cycle.
+``JobStore`` (``Jobs`` on one database) is what the roles of a job's life use; ``Leases``,
+``RelayLog`` and ``WorkerRegistry`` are narrow protocols of their own, on the same database
+(``Runtime.leases``, ``.relay_log``, ``.registry``). Each feature keeps its own rows beside
+it, on the shared ``Database``: ``glossaries.store``, ``usage.store``, ``webhooks.store``,
+``reuse.store``. Tables and migrations are all here: one database, one history.
 """
 
 from __future__ import annotations
@@ -14,8 +14,6 @@ from datetime import datetime
 from typing import Protocol
 
 from dragoman.models import (
-    Delivery,
-    DeliveryStatus,
     Document,
     Job,
     JobError,
@@ -25,31 +23,22 @@ from dragoman.models import (
     RelayStatus,
     SourceFile,
     Translated,
-    Usage,
     WorkerInfo,
 )
-from dragoman.store.lookups import Glossaries, Memories, SegmentCache
-from dragoman.store.memories import MemoryEntry
+from dragoman.store.database import Database
 from dragoman.store.prefill import Created, Prefill
-from dragoman.store.segment_cache import CacheWrite
 from dragoman.store.writes import ChunkWrite, Ending
 
 __all__ = [
-    "CacheWrite",
     "ChunkWrite",
     "Created",
-    "Deliveries",
+    "Database",
     "Ending",
-    "Glossaries",
     "JobStore",
     "Jobs",
     "Leases",
-    "Memories",
-    "MemoryEntry",
     "Prefill",
     "RelayLog",
-    "SegmentCache",
-    "UsageLedger",
     "WorkerRegistry",
     "open_store",
 ]
@@ -103,38 +92,10 @@ class Jobs(Protocol):
         its source segments when ``sources``); a shard has none: read its parent's."""
         ...
 
-    async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
-        """Each document's name and its translations so far (``None`` = not yet)."""
-        ...
-
     async def source_file(self, job_id: str, ordinal: int) -> tuple[SourceFile, Translated] | None:
         """The stored file of a job's document ``ordinal`` and that document as far as it
         is translated; None when there is no such document or it was sent as plain
         segments."""
-        ...
-
-    async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
-        """``queued`` → ``submitted`` with one more attempt; None if the job was not queued or
-        is a parent. A shard's queued parent becomes ``submitted`` with it."""
-        ...
-
-    async def claim(self, job_id: str, attempt: int, now: datetime) -> bool:
-        """``submitted`` → ``running`` for ``attempt``; False if another delivery of it was
-        claimed already, the attempt is stale, the job was cancelled or is a parent. A
-        shard's parent becomes ``running`` and shows the shard's attempt if higher."""
-        ...
-
-    async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
-        """Records a heartbeat of ``attempt``; ``running`` starts here (for a shard's parent
-        too). Returns the job's status, or None when ``attempt`` is stale."""
-        ...
-
-    async def write_results(
-        self, job_id: str, attempt: int, results: Sequence[tuple[int, str]], now: datetime
-    ) -> bool:
-        """Stores translations by position; False (and nothing written) if the attempt is
-        stale or the job is no longer in flight. A shard writes into its parent's segments,
-        those of its own range only, and both count them done."""
         ...
 
     async def finish(
@@ -152,25 +113,32 @@ class Jobs(Protocol):
         ...
 
     async def mark_submitted_many(self, job_ids: Sequence[str], now: datetime) -> list[Job]:
-        """``mark_submitted`` of each job, in one transaction: the jobs submitted, in the order
-        given (those no longer queued are left out)."""
+        """``queued`` → ``submitted`` with one more attempt, for each job, in one
+        transaction: the jobs submitted, in the order given (those no longer queued, and
+        parents, are left out). A shard's queued parent becomes ``submitted`` with it."""
         ...
 
     async def claim_many(self, attempts: Sequence[tuple[str, int]], now: datetime) -> list[Job]:
-        """``claim`` of each ``(job_id, attempt)``, in one transaction: the jobs claimed, as
-        they are now (``running``), in the order given."""
+        """``submitted`` → ``running`` for each ``(job_id, attempt)``, in one transaction:
+        the jobs claimed, as they are now, in the order given. Left out: an attempt another
+        delivery claimed already, a stale attempt, a cancelled job, a parent. A shard's
+        parent becomes ``running`` and shows the shard's attempt if higher."""
         ...
 
     async def heartbeat_many(
         self, attempts: Sequence[tuple[str, int]], now: datetime
     ) -> dict[str, JobStatus | None]:
-        """``heartbeat`` of each ``(job_id, attempt)``, in one transaction: each job's answer."""
+        """Records a heartbeat of each ``(job_id, attempt)``, in one transaction (``running``
+        starts here, for a shard's parent too): each job's status, or None where its
+        attempt is stale."""
         ...
 
     async def write_chunk(self, writes: Sequence[ChunkWrite], now: datetime) -> set[str]:
-        """``write_results`` of several jobs (one write each), in one transaction, each fenced
-        by its own attempt: the ids of the jobs written. A stale attempt's rows are refused
-        and its batch mates' written."""
+        """Stores translations by position for several jobs (one write each), in one
+        transaction, each fenced by its own attempt: the ids of the jobs written. A stale
+        attempt's rows, or those of a job no longer in flight, are refused and its batch
+        mates' written. A shard writes into its parent's segments, those of its own range
+        only, and both count them done."""
         ...
 
     async def finish_many(self, ends: Sequence[Ending], now: datetime) -> set[str]:
@@ -282,79 +250,13 @@ class WorkerRegistry(Protocol):
         ...
 
 
-class UsageLedger(Protocol):
-    """Characters and requests per tenant (``""`` when authentication is off) and period."""
+class JobStore(Jobs, Protocol):
+    """The jobs on one database; that database (``database``) is shared with the narrow
+    protocols and the features' stores, and opened, pinged and closed by the ``Runtime``."""
 
-    async def add_usage(self, increments: Sequence[tuple[str, str, int, int]]) -> None:
-        """Adds ``(tenant, period, characters, requests)`` to the ledger, in one transaction."""
-        ...
-
-    async def get_usage(self, tenant: str, period: str) -> Usage:
-        """What ``tenant`` used in ``period`` (zeros when nothing was recorded)."""
-        ...
-
-
-class Deliveries(Protocol):
-    """Notifications of jobs' ends, kept until delivered or given up."""
-
-    async def unnotified(self, limit: int) -> list[Job]:
-        """Finished top-level jobs with a ``callback_url`` whose delivery is not created yet,
-        oldest first."""
-        ...
-
-    async def add_delivery(self, delivery: Delivery) -> bool:
-        """Stores ``delivery`` and marks its job notified, in one transaction; False (and
-        nothing stored) when the job was notified already."""
-        ...
-
-    async def due_deliveries(self, now: datetime, limit: int) -> list[Delivery]:
-        """Pending deliveries whose next attempt is due, soonest first."""
-        ...
-
-    async def record_attempt(
-        self,
-        delivery_id: str,
-        attempt: int,
-        status: DeliveryStatus,
-        *,
-        next_attempt_at: datetime | None,
-        last_status: int | None,
-        last_error: str | None,
-        now: datetime,
-    ) -> bool:
-        """Records attempt number ``attempt`` (1-based) of a pending delivery; False (and
-        nothing written) when that attempt was recorded already or it is no longer pending."""
-        ...
-
-    async def deliveries(self, job_id: str) -> list[Delivery]:
-        """A job's deliveries, oldest first."""
-        ...
-
-
-class JobStore(
-    Jobs,
-    Leases,
-    RelayLog,
-    WorkerRegistry,
-    UsageLedger,
-    Deliveries,
-    SegmentCache,
-    Memories,
-    Glossaries,
-    Protocol,
-):
-    """The whole store: ``Jobs``, ``Leases``, ``RelayLog``, ``WorkerRegistry``,
-    ``UsageLedger``, ``Deliveries``, ``SegmentCache``, ``Memories`` and ``Glossaries`` on one
-    database, opened and closed as one."""
-
-    async def open(self) -> None:
-        """Connects and brings the schema up to date."""
-        ...
-
-    async def close(self) -> None: ...
-
-    async def ping(self) -> None:
-        """Raises ``StoreUnavailable`` when the database cannot be reached."""
+    @property
+    def database(self) -> Database:
+        """The database under the store."""
         ...
 
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, event
+from sqlalchemy import Connection, event, select
 from sqlalchemy import text as sql_text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -180,6 +180,11 @@ class Database:
             else:
                 async with self._connection() as conn, conn.begin():
                     yield conn
+
+    async def ping(self) -> None:
+        """Raises ``StoreUnavailable`` when the database cannot be reached."""
+        async with self.read() as conn:
+            await conn.execute(select(1))
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:

@@ -11,7 +11,8 @@ from dragoman.store.tables import leases
 
 
 class SqlLeases:
-    _db: Database
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     async def acquire_lease(self, name: str, holder: str, ttl_s: float, now: datetime) -> bool:
         expires = now + timedelta(seconds=ttl_s)

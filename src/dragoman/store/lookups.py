@@ -1,85 +1,61 @@
-"""What jobs look up besides their own rows: the segment cache, translation memories and
-glossaries (ADR 0014, ADR 0015); part of ``JobStore``."""
+"""The reads of the segment cache and of translation memories that run inside the job
+store's own transactions (``prefill``: a new job's lookups, ADR 0014); ``reuse.store`` reads
+the same tables the same way.
+
+A hit refreshes ``last_used_at`` only when it is older than ``REFRESH_S``, so a busy cache
+is read far more often than written.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
-from typing import Protocol
+from datetime import datetime, timedelta
 
-from dragoman.models import Glossary, MemoryInfo
-from dragoman.store.memories import MemoryEntry
-from dragoman.store.segment_cache import CacheWrite
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
+from dragoman.store.rows import aware
+from dragoman.store.tables import memory_units, segment_cache
 
-class SegmentCache(Protocol):
-    """Engine outputs by key (``reuse.keys``): first write wins, least recently used out."""
-
-    async def cached(self, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
-        """The stored targets of ``keys`` (those found)."""
-        ...
-
-    async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
-        """Stores each entry whose key has no target yet and whose attempt is still in
-        flight (an entry made for no job is stored as is); returns what is stored for the
-        entries' keys afterwards (an earlier writer's target wins; a key with nothing stored
-        is absent)."""
-        ...
-
-    async def trim_cache(self, max_segments: int, unused_since: datetime) -> int:
-        """Deletes the entries not used since ``unused_since``, then the least recently used
-        beyond ``max_segments``; how many."""
-        ...
+REFRESH_S = 3600.0
+# Keys per statement: well under SQLite's and asyncpg's limits on bound parameters.
+KEYS_PER_QUERY = 500
 
 
-class Memories(Protocol):
-    """Translation memories per tenant (``""`` when authentication is off)."""
-
-    async def save_memory(
-        self, tenant: str, info: MemoryInfo, entries: Sequence[MemoryEntry]
-    ) -> bool:
-        """Stores a memory and its entries (keys unique), replacing the tenant's memory of
-        that name and all its entries; True when one was replaced."""
-        ...
-
-    async def list_memories(self, tenant: str) -> list[MemoryInfo]:
-        """The tenant's memories, by name."""
-        ...
-
-    async def memory_ids(self, tenant: str, names: Sequence[str]) -> dict[str, int]:
-        """The ids of those of ``names`` that are the tenant's memories."""
-        ...
-
-    async def delete_memory(self, tenant: str, name: str) -> bool:
-        """Deletes a memory and its entries; False if the tenant has none of that name."""
-        ...
+def slices(keys: Sequence[bytes]) -> list[Sequence[bytes]]:
+    return [keys[i : i + KEYS_PER_QUERY] for i in range(0, len(keys), KEYS_PER_QUERY)]
 
 
-class Glossaries(Protocol):
-    """Tenants' glossaries: written once with their entries, never changed; a deleted one
-    is hidden from lists but stays readable by id until purged."""
+async def find(conn: AsyncConnection, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
+    """The cached targets of ``keys``; hits not used for ``REFRESH_S`` are marked used."""
+    found: dict[bytes, str] = {}
+    stale: list[bytes] = []
+    before = now - timedelta(seconds=REFRESH_S)
+    for part in slices(sorted(set(keys))):
+        query = select(segment_cache).where(segment_cache.c.key.in_(part))
+        for row in await conn.execute(query):
+            found[row.key] = row.target
+            used = aware(row.last_used_at)
+            if used is not None and used < before:
+                stale.append(row.key)
+    for part in slices(stale):
+        await conn.execute(
+            update(segment_cache).where(segment_cache.c.key.in_(part)).values(last_used_at=now)
+        )
+    return found
 
-    async def add_glossary(self, glossary: Glossary, entries: Sequence[tuple[str, str]]) -> None:
-        """Stores a glossary and its ``(source, target)`` entries, in order, at once."""
-        ...
 
-    async def get_glossary(self, glossary_id: str) -> Glossary | None:
-        """Any glossary, deleted ones included (``deleted_at`` says so)."""
-        ...
-
-    async def list_glossaries(self, tenant: str | None) -> list[Glossary]:
-        """A tenant's glossaries (every tenant's with None) not deleted, oldest first."""
-        ...
-
-    async def glossary_entries(self, glossary_id: str) -> list[tuple[str, str]]:
-        """A glossary's ``(source, target)`` entries in their order; none if unknown."""
-        ...
-
-    async def delete_glossary(self, glossary_id: str, now: datetime) -> bool:
-        """Marks a glossary deleted; False when it is unknown or deleted already."""
-        ...
-
-    async def purge_glossaries(self, deleted_before: datetime) -> int:
-        """Removes the glossaries deleted before ``deleted_before`` and their entries;
-        returns how many."""
-        ...
+async def matches(
+    conn: AsyncConnection, memory_ids: Sequence[int], keys: Sequence[bytes]
+) -> dict[tuple[int, bytes], str]:
+    """The targets of ``keys`` in the memories ``memory_ids``, by (memory, key)."""
+    found: dict[tuple[int, bytes], str] = {}
+    if not memory_ids:
+        return found
+    for part in slices(sorted(set(keys))):
+        query = select(memory_units.c.memory_id, memory_units.c.key, memory_units.c.target).where(
+            memory_units.c.memory_id.in_(sorted(set(memory_ids))), memory_units.c.key.in_(part)
+        )
+        for row in await conn.execute(query):
+            found[(row.memory_id, row.key)] = row.target
+    return found

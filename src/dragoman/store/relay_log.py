@@ -15,7 +15,8 @@ _OPEN = relay_requests.c.status == RelayStatus.OPEN.value
 
 
 class SqlRelayLog:
-    _db: Database
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     async def open_request(self, request: RelayRequest) -> bool:
         async with self._db.tx() as conn:

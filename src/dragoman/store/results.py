@@ -62,9 +62,6 @@ class SqlResults:
             start += doc.segment_count
         return out
 
-    async def results(self, job_id: str) -> list[tuple[str, list[str | None]]]:
-        return [(doc.name, doc.targets) for doc in await self.documents(job_id)]
-
     async def source_file(self, job_id: str, ordinal: int) -> tuple[SourceFile, Translated] | None:
         query = select(documents).where(
             documents.c.job_id == job_id, documents.c.ordinal == ordinal

@@ -1,8 +1,9 @@
 """``JobStore`` on SQLAlchemy 2 async: SQLite (aiosqlite) and PostgreSQL (asyncpg).
 
-``SqlJobStore`` implements ``Jobs`` here; ``Leases``, ``RelayLog`` and ``WorkerRegistry``
-come from their own modules, all on one ``Database``. The shard family's writes are in
-``shards``, the group commit of creations in ``group_commit``.
+``SqlJobStore`` implements ``Jobs`` here and in ``attempts`` and ``results``; it implements
+``Leases``, ``RelayLog`` and ``WorkerRegistry`` too (their own modules), all on one
+``Database``. The shard family's writes are in ``shards``, the group commit of creations in
+``group_commit``.
 """
 
 from __future__ import annotations
@@ -17,11 +18,8 @@ from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatu
 from dragoman.store import shards as family
 from dragoman.store.attempts import SqlAttempts
 from dragoman.store.database import Database
-from dragoman.store.deliveries import SqlDeliveries
-from dragoman.store.glossaries import SqlGlossaries
 from dragoman.store.group_commit import GroupCommit
 from dragoman.store.leases import SqlLeases
-from dragoman.store.memories import SqlMemories
 from dragoman.store.prefill import Created, Prefill
 from dragoman.store.relay_log import SqlRelayLog
 from dragoman.store.results import SqlResults
@@ -31,11 +29,9 @@ from dragoman.store.rows import (
     IN_FLIGHT_VALUES,
     to_job,
 )
-from dragoman.store.segment_cache import SqlSegmentCache
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
-from dragoman.store.usage import SqlUsage
 from dragoman.store.worker_registry import SqlWorkerRegistry
-from dragoman.store.writes import ChunkWrite, Ending
+from dragoman.store.writes import Ending
 
 
 def _unclaimed(job_id: str, attempt: int) -> Any:
@@ -63,27 +59,23 @@ class SqlJobStore(
     SqlLeases,
     SqlRelayLog,
     SqlWorkerRegistry,
-    SqlUsage,
-    SqlDeliveries,
-    SqlSegmentCache,
-    SqlMemories,
-    SqlGlossaries,
 ):
-    """The whole ``JobStore`` on one database."""
+    """``JobStore``, ``Leases``, ``RelayLog`` and ``WorkerRegistry`` on one database."""
 
     def __init__(self, url: str) -> None:
         self._db = Database(url)
         self._creates = GroupCommit(self._db)
 
+    @property
+    def database(self) -> Database:
+        return self._db
+
     async def open(self) -> None:
+        """Opens the database (``Database.open``): for a store used without a ``Runtime``."""
         await self._db.open()
 
     async def close(self) -> None:
         await self._db.close()
-
-    async def ping(self) -> None:
-        async with self._db.read() as conn:
-            await conn.execute(select(1))
 
     async def create(
         self,
@@ -153,21 +145,6 @@ class SqlJobStore(
                 )
                 found[shard.id] = [(row.position, row.source) for row in await conn.execute(query)]
         return found
-
-    async def mark_submitted(self, job_id: str, now: datetime) -> Job | None:
-        found = await self.mark_submitted_many([job_id], now)
-        return found[0] if found else None
-
-    async def claim(self, job_id: str, attempt: int, now: datetime) -> bool:
-        return bool(await self.claim_many([(job_id, attempt)], now))
-
-    async def heartbeat(self, job_id: str, attempt: int, now: datetime) -> JobStatus | None:
-        return (await self.heartbeat_many([(job_id, attempt)], now))[job_id]
-
-    async def write_results(
-        self, job_id: str, attempt: int, results: Sequence[tuple[int, str]], now: datetime
-    ) -> bool:
-        return bool(await self.write_chunk([ChunkWrite(job_id, attempt, results)], now))
 
     async def finish(
         self,

@@ -17,7 +17,8 @@ from dragoman.store.tables import pool_figures, workers
 
 
 class SqlWorkerRegistry:
-    _db: Database
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     async def register_worker(self, worker: WorkerInfo, now: datetime) -> None:
         values = worker_row(worker, now)

@@ -30,13 +30,12 @@ from typing import Literal
 from dragoman.detection import AUTO, Detection, best, per_language, sources_into
 from dragoman.engines import Engines, Pair
 from dragoman.errors import PayloadTooLarge, UnsupportedPair
-from dragoman.glossaries import Terminology
+from dragoman.glossaries import Terminology, Terms, keep_terms
 from dragoman.languages import canonical
 from dragoman.metrics import Metrics
 from dragoman.models import Document
 from dragoman.reuse import Reuse
 from dragoman.settings import Settings
-from dragoman.terms import Terms, keep_terms
 from dragoman.translation.batcher import DynamicBatcher
 from dragoman.translation.html import translate_html
 from dragoman.usage import UsageMeter

@@ -73,7 +73,7 @@ class Watchdog:
         # store still lists them in flight, and a sweep must not count them again.
         self._reported: dict[tuple[str, int], float] = {}
         self._router = Router(
-            registry=runtime.store,
+            registry=runtime.registry,
             bus=runtime.bus,
             clock=runtime.clock,
             metrics=runtime.metrics,
@@ -82,7 +82,7 @@ class Watchdog:
         self._wakeup = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self.relay = RelayTracker(
-            store=runtime.store,
+            store=runtime.relay_log,
             bus=runtime.bus,
             clock=runtime.clock,
             timeout_s=settings.heartbeat_timeout_s,

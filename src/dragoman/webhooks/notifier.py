@@ -27,8 +27,9 @@ from standardwebhooks.webhooks import Webhook
 
 from dragoman import __version__
 from dragoman.errors import InvalidRequest, TransientError
-from dragoman.models import Delivery, DeliveryStatus, Job, JobStatus
+from dragoman.models import Job, JobStatus
 from dragoman.runtime import Runtime
+from dragoman.webhooks.store import Deliveries, DeliveryStatus, SqlDeliveries, WebhookDelivery
 from dragoman.webhooks.targets import UnresolvedTarget, check_target
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class Notifier:
 
     def __init__(self, runtime: Runtime, *, render: Render) -> None:
         self._settings = runtime.settings
-        self._store = runtime.store
+        self._store: Deliveries = SqlDeliveries(runtime.database)
         self._clock = runtime.clock
         self._render = render
         secret = runtime.settings.webhook_secret
@@ -110,7 +111,7 @@ class Notifier:
                 log.info("job %s: %s notification %s created", job.id, delivery.event, delivery.id)
         return made
 
-    def delivery_of(self, job: Job) -> Delivery | None:
+    def delivery_of(self, job: Job) -> WebhookDelivery | None:
         """The delivery announcing the end of ``job``; None if it has nothing to announce."""
         event = EVENTS.get(job.status)
         if event is None or job.callback_url is None:
@@ -121,7 +122,7 @@ class Notifier:
             "timestamp": isoformat(job.finished_at or now),
             "data": self._render(job),
         }
-        return Delivery(
+        return WebhookDelivery(
             id=f"msg_{uuid.uuid4().hex}",
             job_id=job.id,
             tenant=job.tenant,
@@ -134,7 +135,7 @@ class Notifier:
 
     # -- sending --------------------------------------------------------------------------
 
-    async def attempt(self, delivery: Delivery) -> Outcome | None:
+    async def attempt(self, delivery: WebhookDelivery) -> Outcome | None:
         """Sends the next attempt of a pending delivery and records it; None when another
         notifier recorded that attempt first."""
         number = delivery.attempts + 1
@@ -151,7 +152,7 @@ class Notifier:
         self._log(delivery, number, outcome)
         return outcome if recorded else None
 
-    async def _send(self, delivery: Delivery, number: int) -> Outcome:
+    async def _send(self, delivery: WebhookDelivery, number: int) -> Outcome:
         try:
             # Checked again before every attempt: the name may resolve elsewhere now.
             target = await check_target(
@@ -220,7 +221,7 @@ class Notifier:
         return Outcome(DeliveryStatus.PENDING, code, error, next_at)
 
     @staticmethod
-    def _log(delivery: Delivery, number: int, outcome: Outcome) -> None:
+    def _log(delivery: WebhookDelivery, number: int, outcome: Outcome) -> None:
         answer = outcome.last_status if outcome.last_status is not None else "no answer"
         if outcome.status is DeliveryStatus.DELIVERED:
             log.info(
@@ -267,7 +268,7 @@ class Notifier:
     def _sent(self, delivery_id: str, _: asyncio.Task[None]) -> None:
         self._sending.pop(delivery_id, None)
 
-    async def _attempt_fresh(self, delivery: Delivery) -> None:
+    async def _attempt_fresh(self, delivery: WebhookDelivery) -> None:
         # The row may have been read just before the previous attempt's record committed:
         # read it again, so that attempt is not sent twice.
         current = next(

@@ -58,7 +58,7 @@ class Registration:
         self, worker: Registered, runtime: Runtime, *, warm_models: Callable[[], frozenset[str]]
     ) -> None:
         self._worker = worker
-        self._store: WorkerRegistry = runtime.store
+        self._store: WorkerRegistry = runtime.registry
         self._clock = runtime.clock
         self._host = runtime.settings.worker_host
         self._interval_s = runtime.settings.heartbeat_interval_s

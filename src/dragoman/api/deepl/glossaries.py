@@ -21,9 +21,9 @@ from dragoman.api.deepl.languages import dragoman_code
 from dragoman.api.deepl.params import DeepLParams, handle
 from dragoman.api.deps import ApiParts, Service
 from dragoman.errors import ClientError, NotFound, PayloadTooLarge, UnsupportedPair
+from dragoman.glossaries import Terms
+from dragoman.glossaries.entries import Row, to_tsv
 from dragoman.models import Glossary, Pair
-from dragoman.terms import Terms
-from dragoman.terms.entries import Row, to_tsv
 
 router = APIRouter(tags=["deepl"], include_in_schema=False)
 

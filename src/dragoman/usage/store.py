@@ -1,4 +1,5 @@
-"""Characters and requests per tenant and period: ``UsageLedger`` on the store's database.
+"""Characters and requests per tenant and period in the store: the ``UsageLedger`` protocol
+and ``SqlUsage`` on the shared ``Database``.
 
 Increments are added with one upsert per row, so API processes that flush at the same time
 add up rather than overwrite each other.
@@ -7,6 +8,7 @@ add up rather than overwrite each other.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 from sqlalchemy import select
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -17,8 +19,23 @@ from dragoman.store.database import Database
 from dragoman.store.tables import usage
 
 
+class UsageLedger(Protocol):
+    """Characters and requests per tenant (``""`` when authentication is off) and period."""
+
+    async def add_usage(self, increments: Sequence[tuple[str, str, int, int]]) -> None:
+        """Adds ``(tenant, period, characters, requests)`` to the ledger, in one transaction."""
+        ...
+
+    async def get_usage(self, tenant: str, period: str) -> Usage:
+        """What ``tenant`` used in ``period`` (zeros when nothing was recorded)."""
+        ...
+
+
 class SqlUsage:
-    _db: Database
+    """``UsageLedger`` on the shared database."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     async def add_usage(self, increments: Sequence[tuple[str, str, int, int]]) -> None:
         if not increments:

@@ -1,4 +1,5 @@
-"""Notifications of jobs' ends: ``Deliveries`` on the store's database.
+"""Notifications of jobs' ends in the store: ``WebhookDelivery`` (a row), the ``Deliveries``
+protocol and ``SqlDeliveries`` on the shared ``Database``.
 
 A job is turned into its delivery once: the ``jobs.notified`` flag is set in the same
 transaction as the delivery row is inserted, guarded by its old value, so two notifiers (a
@@ -8,15 +9,83 @@ fenced by their number the same way.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, Protocol
 
 from sqlalchemy import false, insert, select, update
 
-from dragoman.models import Delivery, DeliveryStatus, Job
+from dragoman.models import Job, utcnow
 from dragoman.store.database import Database
 from dragoman.store.rows import FINISHED_VALUES, aware, to_job
 from dragoman.store.tables import jobs, webhook_deliveries
+
+
+class DeliveryStatus(StrEnum):
+    """A job notification: ``pending`` until a 2xx (``delivered``) or given up (``failed``)."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+@dataclass(slots=True)
+class WebhookDelivery:
+    """One notification of a job's end to its ``callback_url``. Its ``id`` is the
+    ``webhook-id`` of every attempt; its ``payload`` is fixed when it is created."""
+
+    id: str
+    job_id: str
+    tenant: str | None
+    url: str
+    event: str  # job.succeeded | job.failed | job.cancelled
+    payload: str
+    next_attempt_at: datetime
+    status: DeliveryStatus = DeliveryStatus.PENDING
+    attempts: int = 0
+    created_at: datetime = field(default_factory=utcnow)
+    last_status: int | None = None  # the HTTP status of the last attempt, if one came
+    last_error: str | None = None
+    delivered_at: datetime | None = None
+
+
+class Deliveries(Protocol):
+    """Notifications of jobs' ends, kept until delivered or given up."""
+
+    async def unnotified(self, limit: int) -> list[Job]:
+        """Finished top-level jobs with a ``callback_url`` whose delivery is not created yet,
+        oldest first."""
+        ...
+
+    async def add_delivery(self, delivery: WebhookDelivery) -> bool:
+        """Stores ``delivery`` and marks its job notified, in one transaction; False (and
+        nothing stored) when the job was notified already."""
+        ...
+
+    async def due_deliveries(self, now: datetime, limit: int) -> list[WebhookDelivery]:
+        """Pending deliveries whose next attempt is due, soonest first."""
+        ...
+
+    async def record_attempt(
+        self,
+        delivery_id: str,
+        attempt: int,
+        status: DeliveryStatus,
+        *,
+        next_attempt_at: datetime | None,
+        last_status: int | None,
+        last_error: str | None,
+        now: datetime,
+    ) -> bool:
+        """Records attempt number ``attempt`` (1-based) of a pending delivery; False (and
+        nothing written) when that attempt was recorded already or it is no longer pending."""
+        ...
+
+    async def deliveries(self, job_id: str) -> list[WebhookDelivery]:
+        """A job's deliveries, oldest first."""
+        ...
+
 
 _PENDING = webhook_deliveries.c.status == DeliveryStatus.PENDING.value
 
@@ -26,8 +95,8 @@ def _at(value: datetime) -> datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-def _to_delivery(row: Any) -> Delivery:
-    return Delivery(
+def _to_delivery(row: Any) -> WebhookDelivery:
+    return WebhookDelivery(
         id=row.id,
         job_id=row.job_id,
         tenant=row.tenant,
@@ -44,7 +113,7 @@ def _to_delivery(row: Any) -> Delivery:
     )
 
 
-def _delivery_row(delivery: Delivery) -> dict[str, Any]:
+def _delivery_row(delivery: WebhookDelivery) -> dict[str, Any]:
     return {
         "id": delivery.id,
         "job_id": delivery.job_id,
@@ -63,7 +132,10 @@ def _delivery_row(delivery: Delivery) -> dict[str, Any]:
 
 
 class SqlDeliveries:
-    _db: Database
+    """``Deliveries`` on the shared database."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     async def unnotified(self, limit: int) -> list[Job]:
         query = (
@@ -80,7 +152,7 @@ class SqlDeliveries:
         async with self._db.read() as conn:
             return [to_job(row) for row in await conn.execute(query)]
 
-    async def add_delivery(self, delivery: Delivery) -> bool:
+    async def add_delivery(self, delivery: WebhookDelivery) -> bool:
         async with self._db.tx() as conn:
             marked = await conn.execute(
                 update(jobs)
@@ -92,7 +164,7 @@ class SqlDeliveries:
             await conn.execute(insert(webhook_deliveries).values(**_delivery_row(delivery)))
         return True
 
-    async def due_deliveries(self, now: datetime, limit: int) -> list[Delivery]:
+    async def due_deliveries(self, now: datetime, limit: int) -> list[WebhookDelivery]:
         query = (
             select(webhook_deliveries)
             .where(_PENDING, webhook_deliveries.c.next_attempt_at <= now)
@@ -135,7 +207,7 @@ class SqlDeliveries:
             )
         return bool(result.rowcount == 1)
 
-    async def deliveries(self, job_id: str) -> list[Delivery]:
+    async def deliveries(self, job_id: str) -> list[WebhookDelivery]:
         query = (
             select(webhook_deliveries)
             .where(webhook_deliveries.c.job_id == job_id)

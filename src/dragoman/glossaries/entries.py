@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from dragoman.errors import BadEncoding, ClientError, InvalidRequest, PayloadTooLarge
-from dragoman.terms.matching import Entry
+from dragoman.glossaries.matching import Entry
 
 FORMATS = ("tsv", "csv")
 # C0 and C1 controls (tab and line breaks included), Unicode's line separators and lone

@@ -16,8 +16,8 @@ import re
 from collections.abc import Awaitable, Callable, Sequence
 
 from dragoman.formats.markup import Marked, Token, parse_stored
-from dragoman.terms.masking import Masked, mask, unmask
-from dragoman.terms.matching import Hit, Terms, carry_case
+from dragoman.glossaries.masking import Masked, mask, unmask
+from dragoman.glossaries.matching import Hit, Terms, carry_case
 
 log = logging.getLogger(__name__)
 

@@ -5,6 +5,16 @@ Glossaries never change once created (a change is a new glossary, as with DeepL'
 and as Weblate's sync expects), so each process keeps the ones it used in memory by id.
 A deleted glossary leaves its tenant's view at once, but jobs that named it still get its
 terms; its rows go with the results' retention (``purge``).
+
+The package holds every part of a glossary but its HTTP routes (ADR 0015):
+
+- ``matching``: where a glossary's terms occur in a text (whole words, longest first, case
+  as a user means it) and what each occurrence becomes;
+- ``entries``: a glossary's entries read from JSON, TSV or CSV and checked;
+- ``masking``: each occurrence replaced by a placeholder an engine copies, and put back;
+- ``apply``: one engine call for a batch of segments, each with its own glossary, with a
+  fallback for the segments whose placeholders did not come back;
+- ``store``: the ``Glossaries`` rows on the shared database.
 """
 
 from __future__ import annotations
@@ -27,11 +37,15 @@ from dragoman.errors import (
     UnknownGlossary,
     UnsupportedPair,
 )
+from dragoman.glossaries.apply import Item, keep_terms
+from dragoman.glossaries.entries import Limits, Row, check_name, checked, from_table
+from dragoman.glossaries.matching import Entry, Hit, Terms
+from dragoman.glossaries.store import Glossaries, SqlGlossaries
 from dragoman.languages import canonical
 from dragoman.models import Glossary, Job
 from dragoman.runtime import Runtime
-from dragoman.terms import Entry, Terms, keep_terms
-from dragoman.terms.entries import Limits, Row, check_name, checked, from_table
+
+__all__ = ["Entry", "Glossaries", "Hit", "Item", "Terminology", "Terms", "keep_terms"]
 
 # What each process keeps compiled: at most this many glossaries and entries in all (a
 # compiled entry takes about 0.6 KiB).
@@ -51,7 +65,7 @@ class Terminology:
 
     def __init__(self, runtime: Runtime, *, engines: Engines) -> None:
         self._settings = runtime.settings
-        self._store = runtime.store
+        self._store: Glossaries = SqlGlossaries(runtime.database)
         self._clock = runtime.clock
         self._engines = engines
         self._kept: OrderedDict[str, Loaded] = OrderedDict()

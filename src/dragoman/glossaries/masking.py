@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 
 from dragoman.formats.markup import Marked, Token
-from dragoman.terms.matching import Hit, Terms
+from dragoman.glossaries.matching import Hit, Terms
 
 # Letter triples that begin no word of the languages installed; one absent from the
 # segment is used, so a placeholder cannot be mistaken for text.

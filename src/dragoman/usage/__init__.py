@@ -15,6 +15,7 @@ the quota checked, and the request counted. Reading a job, polling or downloadin
   in Redis (``DRAGOMAN_RATE_LIMIT_STORAGE=redis://...``) to share one count between API
   processes. When Redis does not answer, requests pass (logged): a broken limiter must not
   take translation down.
+- The ledger's rows are ``store``'s (``UsageLedger``), on the shared database.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from limits.storage import storage_from_string
 from dragoman.errors import QuotaExceeded, RateLimited, TransientError
 from dragoman.models import Usage
 from dragoman.runtime import Runtime
+from dragoman.usage.store import SqlUsage, UsageLedger
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +67,7 @@ class UsageMeter:
 
     def __init__(self, runtime: Runtime) -> None:
         self._settings = runtime.settings
-        self._store = runtime.store
+        self._store: UsageLedger = SqlUsage(runtime.database)
         self._clock = runtime.clock
         uri = self._settings.rate_limit_storage
         self._limits = storage_from_string(uri if uri.startswith("async+") else f"async+{uri}")

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from dragoman.formats.markup import PROTECTED, Code, Marked, parse_stored, project, same_codes
 from dragoman.formats.tmx import Inline, Memory, Piece, Unit, Variant
 from dragoman.reuse.keys import memory_key, normalize
-from dragoman.store import MemoryEntry
+from dragoman.reuse.store import MemoryEntry
 
 
 def _escaped(text: str) -> str:

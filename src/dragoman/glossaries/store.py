@@ -1,4 +1,5 @@
-"""Tenants' glossaries and their entries: ``Glossaries`` on the store's database.
+"""Tenants' glossaries and their entries in the store: the ``Glossaries`` protocol and
+``SqlGlossaries`` on the shared ``Database``.
 
 A glossary and its entries are written in one transaction and never updated; a deletion
 only marks the row, so a job that named the glossary still finds it, and the rows go with
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import delete, insert, select, update
 
@@ -17,6 +18,36 @@ from dragoman.models import Glossary
 from dragoman.store.database import Database
 from dragoman.store.rows import UNFINISHED_VALUES, aware
 from dragoman.store.tables import glossaries, glossary_entries, jobs
+
+
+class Glossaries(Protocol):
+    """Tenants' glossaries: written once with their entries, never changed; a deleted one
+    is hidden from lists but stays readable by id until purged."""
+
+    async def add_glossary(self, glossary: Glossary, entries: Sequence[tuple[str, str]]) -> None:
+        """Stores a glossary and its ``(source, target)`` entries, in order, at once."""
+        ...
+
+    async def get_glossary(self, glossary_id: str) -> Glossary | None:
+        """Any glossary, deleted ones included (``deleted_at`` says so)."""
+        ...
+
+    async def list_glossaries(self, tenant: str | None) -> list[Glossary]:
+        """A tenant's glossaries (every tenant's with None) not deleted, oldest first."""
+        ...
+
+    async def glossary_entries(self, glossary_id: str) -> list[tuple[str, str]]:
+        """A glossary's ``(source, target)`` entries in their order; none if unknown."""
+        ...
+
+    async def delete_glossary(self, glossary_id: str, now: datetime) -> bool:
+        """Marks a glossary deleted; False when it is unknown or deleted already."""
+        ...
+
+    async def purge_glossaries(self, deleted_before: datetime) -> int:
+        """Removes the glossaries deleted before ``deleted_before`` and their entries;
+        returns how many."""
+        ...
 
 
 def _to_glossary(row: Any) -> Glossary:
@@ -33,7 +64,10 @@ def _to_glossary(row: Any) -> Glossary:
 
 
 class SqlGlossaries:
-    _db: Database
+    """``Glossaries`` on the shared database."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
 
     async def add_glossary(self, glossary: Glossary, entries: Sequence[tuple[str, str]]) -> None:
         async with self._db.tx() as conn:

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from dragoman.models import Pair
-from dragoman.reuse.forms import fit, job_segment
 from dragoman.reuse.keys import cache_key, digest, memory_key
+from dragoman.reuse.matching import fit, job_segment
 
 BASE: dict[str, Any] = {
     "tenant": "t1",
