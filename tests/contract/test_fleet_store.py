@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
-from dragoman.models import Document, Job, Pool, Priority, SourceFile, WorkerInfo
+from dragoman.models import Document, Job, JobOptions, Pool, SourceFile, WorkerInfo
 from dragoman.store import JobStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -51,11 +51,10 @@ async def test_documents_give_their_sources_in_order_when_asked(store: JobStore)
         target_lang="es",
         engine="apertium",
         pool=Pool.CPU,
-        priority=Priority.NORMAL,
         documents=2,
         segments_total=3,
         created_at=T0,
-        markup=True,
+        options=JobOptions(markup=True),
     )
     docs = [Document("a.txt", ["one", "two"]), Document("<b>.po", ["<g1>x</g1>"], upload)]
     await store.create(job, docs)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy.exc import IntegrityError
 
-from dragoman.models import Glossary
+from dragoman.models import Glossary, JobOptions
 from dragoman.store import JobStore
 from tests.contract.test_job_store import DOCS, a_job
 
@@ -63,7 +63,7 @@ async def test_a_deleted_glossary_leaves_lists_but_stays_readable_until_purged(
 
 async def test_a_deleted_glossary_stays_while_an_unfinished_job_names_it(store: JobStore) -> None:
     await store.add_glossary(a_glossary("kept"), ENTRIES)
-    job = replace(a_job("waiting", tenant="acme"), glossary="kept")
+    job = replace(a_job("waiting", tenant="acme"), options=JobOptions(glossary="kept"))
     await store.create(job, DOCS)
     assert await store.delete_glossary("kept", T0 + timedelta(hours=1))
     assert await store.purge_glossaries(T0 + timedelta(days=30)) == 0

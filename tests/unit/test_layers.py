@@ -15,12 +15,11 @@ LAYERS: dict[str, int] = {
         ["errors", "models", "settings", "clock", "languages", "metrics", "messages"], 0
     ),
     **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection", "terms"], 1),
-    **dict.fromkeys(["runtime", "backoff", "packages"], 2),
+    **dict.fromkeys(["runtime", "backoff", "packages", "periodic"], 2),
     **dict.fromkeys(
         [
             "queue",
-            "manager",
-            "files",
+            "jobs",
             "batcher",
             "relay",
             "watchdog",
@@ -34,7 +33,7 @@ LAYERS: dict[str, int] = {
         ],
         3,
     ),
-    **dict.fromkeys(["api", "programs", "services", "client", "cli"], 4),
+    **dict.fromkeys(["api", "programs", "front", "services", "client", "cli"], 4),
 }
 MAX_MODULE_LINES = 400
 
@@ -114,3 +113,14 @@ def test_no_module_is_longer_than_a_reader_can_hold() -> None:
         if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}
+
+
+def test_the_http_layer_does_not_reach_the_store() -> None:
+    """Routes go through the use cases and the features (``api.deps.ApiParts``)."""
+    api = PACKAGE / "api"
+    reaching = [
+        str(p.relative_to(PACKAGE))
+        for p in sorted(api.rglob("*.py"))
+        if "store" in imported_parts(p)
+    ]
+    assert reaching == []

@@ -50,14 +50,14 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
     ``glossary``, every term of the tenant's glossary comes out as its target (with
     ``auto``, in the segments detected in the glossary's source language)."""
     translator = service.translator
-    terminology = service.manager.terminology
+    terminology = service.terminology
     asker = Asker(tenant)
     if body.source_lang.lower() != AUTO:
         engine, pair = translator.check(
             body.source_lang, body.target_lang, body.segments, body.engine
         )
         terms = await terminology.terms_for(body.glossary, tenant, pair)
-        await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
+        await service.usage.charge(tenant, sum(len(s) for s in body.segments))
         out = await translator.translate_checked(engine, pair, body.segments, terms, asker)
         return TranslateOut(translations=out)
     target = canonical(body.target_lang)
@@ -67,7 +67,7 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
         d.language: translator.check(d.language, target, body.segments, body.engine) for d in found
     }
     terms = (await terminology.load(glossary.id)).terms if glossary else None
-    await service.manager.usage.charge(tenant, sum(len(s) for s in body.segments))
+    await service.usage.charge(tenant, sum(len(s) for s in body.segments))
 
     def kept(source: str) -> Terms | None:
         return terms if glossary is not None and glossary.source_lang == source else None
@@ -90,7 +90,7 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
 @router.get("/usage", response_model=UsageOut, responses=error_responses(401, 503))
 async def usage(service: Service, tenant: Tenant) -> UsageOut:
     """The caller's characters and translation requests this month, and its limits."""
-    report = await service.manager.usage.report(tenant)
+    report = await service.usage.report(tenant)
     return UsageOut(
         period_start=report.period_start,
         period_end=report.period_end,

@@ -44,9 +44,9 @@ from dragoman.api.compat.deepl_text import (
 from dragoman.api.compat.lt_translate import file_pair, installed
 from dragoman.api.deps import ApiParts, Service
 from dragoman.batcher import Asker
-from dragoman.files import Upload
 from dragoman.formats import for_file
-from dragoman.models import JobStatus, Pair
+from dragoman.jobs.files import Upload
+from dragoman.models import JobOptions, JobStatus, Pair
 
 router = APIRouter(tags=["deepl"], include_in_schema=False)
 
@@ -82,7 +82,7 @@ async def deepl_translate(request: Request, service: Service) -> Response:
         check_pair(installed(service), source, target)
         _check_limits(service, texts)
         terms = await glossary_terms(service, glossary, tenant, Pair(source or target, target))
-        await service.manager.usage.charge(tenant, characters(texts))
+        await service.usage.charge(tenant, characters(texts))
         out, detected = await translate_texts(
             service, texts, source, target, options, terms, Asker(tenant)
         )
@@ -113,7 +113,7 @@ async def deepl_languages(request: Request, service: Service) -> Response:
 @router.api_route("/v2/usage", methods=_READ)
 async def deepl_usage(request: Request, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
-        report = await service.manager.usage.report(tenant)
+        report = await service.usage.report(tenant)
         return {
             "character_count": report.characters,
             "character_limit": report.character_limit or NO_LIMIT,
@@ -149,9 +149,8 @@ async def deepl_document(request: Request, service: Service) -> Response:
         )
         key = new_key()
         upload = Upload(name, content)
-        job = await service.files.submit(
-            tenant=tenant, pair=pair, uploads=[upload], document_key=key, glossary=glossary
-        )
+        options = JobOptions(document_key=key, glossary=glossary)
+        job = await service.files.submit(tenant, pair, [upload], options)
         return {"document_id": job.id, "document_key": key}
 
     return await handle(request, use)

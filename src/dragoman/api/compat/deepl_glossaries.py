@@ -69,7 +69,7 @@ async def glossary_terms(
     glossary the tenant does not have, its 400 for one of another pair."""
     if glossary_id is None:
         return None
-    terminology = service.manager.terminology
+    terminology = service.terminology
     try:
         glossary = await terminology.get(glossary_id, tenant)
     except NotFound:
@@ -104,7 +104,7 @@ async def create(request: Request, service: Service) -> Response:
         target = dragoman_code(params.required("target_lang"), "target_lang")
         entries = params.required("entries")
         fmt = params.choice("entries_format", ("tsv", "csv"), "tsv")
-        terminology = service.manager.terminology
+        terminology = service.terminology
         try:
             pair = terminology.pair_of(source, target)
         except UnsupportedPair:
@@ -119,7 +119,7 @@ async def create(request: Request, service: Service) -> Response:
 def _rows(service: ApiParts, entries: str, fmt: str, pair: Pair) -> list[Row]:
     """The rows of DeepL's ``entries``; a mistake is DeepL's 400 saying where it is."""
     try:
-        return service.manager.terminology.rows_of_table(entries.encode(), fmt, pair)
+        return service.terminology.rows_of_table(entries.encode(), fmt, pair)
     except PayloadTooLarge:
         raise
     except ClientError as exc:
@@ -129,7 +129,7 @@ def _rows(service: ApiParts, entries: str, fmt: str, pair: Pair) -> list[Row]:
 @router.get("/v2/glossaries")
 async def list_all(request: Request, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
-        found = await service.manager.terminology.list_glossaries(tenant)
+        found = await service.terminology.list_glossaries(tenant)
         return {"glossaries": [glossary_object(g) for g in found]}
 
     return await handle(request, use)
@@ -150,7 +150,7 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
         if TSV not in accept and "*/*" not in accept:
             raise DeepLError(f"Unsupported Accept header: entries are given as {TSV}", 415)
         await _glossary(service, glossary_id, tenant)
-        found = await service.manager.terminology.entries(glossary_id, tenant)
+        found = await service.terminology.entries(glossary_id, tenant)
         return Response(to_tsv(found[1]), media_type=f"{TSV}; charset=utf-8")
 
     return await handle(request, use)
@@ -160,7 +160,7 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
 async def delete(request: Request, glossary_id: str, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
         await _glossary(service, glossary_id, tenant)
-        await service.manager.terminology.delete(glossary_id, tenant)
+        await service.terminology.delete(glossary_id, tenant)
         return Response(status_code=204)
 
     return await handle(request, use)
@@ -168,6 +168,6 @@ async def delete(request: Request, glossary_id: str, service: Service) -> Respon
 
 async def _glossary(service: ApiParts, glossary_id: str, tenant: str | None) -> Glossary:
     try:
-        return await service.manager.terminology.get(glossary_id, tenant)
+        return await service.terminology.get(glossary_id, tenant)
     except NotFound:
         raise DeepLError("Glossary not found", 404) from None

@@ -34,8 +34,8 @@ from dragoman.api.compat.lt_translate import (
 from dragoman.api.deps import Service
 from dragoman.batcher import Asker
 from dragoman.errors import ClientError, DragomanError, TooManyRequests, TransientError
-from dragoman.files import Upload
 from dragoman.formats import FORMATS, for_file, translated_name
+from dragoman.jobs.files import Upload
 from dragoman.models import JobStatus
 
 log = logging.getLogger(__name__)
@@ -95,7 +95,7 @@ async def lt_translate(request: Request, service: Service) -> Response:
             auto_pair(service, target)
         else:
             pair_of(service, source, target)
-        await service.manager.usage.charge(tenant, sum(len(t) for t in texts))
+        await service.usage.charge(tenant, sum(len(t) for t in texts))
         outcome = await translate(
             service, source, target, texts, html=fmt == "html", asker=Asker(tenant)
         )
@@ -137,7 +137,7 @@ async def lt_detect(request: Request, service: Service) -> Response:
         q = params.texts()
         text = q if isinstance(q, str) else "\n".join(q)
         check_limits(service, [text])
-        await service.manager.usage.charge(tenant, len(text))
+        await service.usage.charge(tenant, len(text))
         candidates = sorted({p.source for p in installed(service)})
         if not candidates:
             return []
@@ -162,7 +162,7 @@ async def lt_translate_file(request: Request, service: Service) -> Response:
         if len(content) > limit:
             raise LtError(f"Invalid request: {name} is larger than {limit} bytes")
         pair = await file_pair(service, source, target, name, content)
-        job = await service.files.submit(tenant=tenant, pair=pair, uploads=[Upload(name, content)])
+        job = await service.files.submit(tenant, pair, [Upload(name, content)])
         await _wait(service, job.id, tenant)
         url = f"{str(request.base_url).rstrip('/')}/download_file/{job.id}/"
         return {"translatedFileUrl": url + quote(translated_name(name, pair.target))}
