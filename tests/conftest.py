@@ -10,8 +10,16 @@ from typing import Any
 
 import pytest
 
-from dragoman.engines import Pair
+from dragoman.engines import Engines, Pair
+from dragoman.glossaries import Terminology
+from dragoman.jobs import BatchRequestsManager, Intake
+from dragoman.models import Pool
+from dragoman.reuse import Reuse
+from dragoman.reuse.memories import TranslationMemories
+from dragoman.runtime import Runtime
 from dragoman.settings import Settings
+from dragoman.usage import UsageMeter
+from dragoman.worker import BatchWorker
 
 CORPUS_DIR = Path(__file__).resolve().parent / "data"
 
@@ -129,3 +137,28 @@ async def stop_service(service: Any, patience_s: float = STOP_PATIENCE_S) -> Non
         raise AssertionError(
             f"stop() did not end in {patience_s} s; tasks:\n{out.getvalue()}"
         ) from None
+
+
+def a_manager(runtime: Runtime, engines: Engines, intake: Intake) -> BatchRequestsManager:
+    """The manager over features of its own, as ``front.Front`` builds them."""
+    return BatchRequestsManager(
+        runtime,
+        engines=engines,
+        intake=intake,
+        usage=UsageMeter(runtime),
+        memories=TranslationMemories(runtime),
+        terminology=Terminology(runtime, engines=engines),
+        reuse=Reuse(runtime, engines=engines),
+    )
+
+
+def a_worker(runtime: Runtime, *, name: str, pool: Pool, engines: Engines) -> BatchWorker:
+    """A worker with reuse and glossaries of its own, as a one-worker process has them."""
+    return BatchWorker(
+        runtime,
+        name=name,
+        pool=pool,
+        engines=engines,
+        reuse=Reuse(runtime, engines=engines),
+        terminology=Terminology(runtime, engines=engines),
+    )

@@ -71,7 +71,7 @@ class Queued:
         return cls(
             job.id,
             job.pool,
-            job.priority,
+            job.options.priority,
             job.tenant,
             batch_key=model_key(job),
             segments=job.segments_total,

@@ -120,6 +120,28 @@ class JobError:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class JobOptions:
+    """What a submission asks of its job besides its pair and documents; its shards share
+    them. Stored in the job's row, one column each."""
+
+    priority: Priority = Priority.NORMAL
+    # The engine asked for; None: the pair's default (``Job.engine`` is the one resolved).
+    engine: str | None = None
+    # Segments carry inline codes (a file job: ``formats.markup``'s stored form).
+    markup: bool = False
+    # Where the end of a top-level job is announced (a signed POST), if anywhere.
+    callback_url: str | None = None
+    # The tenant's translation memories whose exact matches replace machine translation.
+    memories: tuple[str, ...] = ()
+    # The tenant's glossary whose terms every translation keeps, if any.
+    glossary: str | None = None
+    # Whether segments translated before may come from the segment cache.
+    use_cache: bool = True
+    # The secret of a job submitted through the DeepL facade's document upload.
+    document_key: str | None = None
+
+
 @dataclass(slots=True)
 class Job:
     """A job as the store keeps it (its segments live apart, see ``JobStore``).
@@ -135,9 +157,9 @@ class Job:
     target_lang: str
     engine: str
     pool: Pool
-    priority: Priority
     documents: int
     segments_total: int
+    options: JobOptions = JobOptions()
     status: JobStatus = JobStatus.QUEUED
     segments_done: int = 0
     attempts: int = 0
@@ -151,18 +173,27 @@ class Job:
     first_position: int | None = None
     end_position: int | None = None
     shards: int = 0  # on a parent, how many; 0 for a plain job and for a shard
-    # Segments carry inline codes (a file job: ``formats.markup``'s stored form).
-    markup: bool = False
-    # Where the end of a top-level job is announced (a signed POST), if anywhere.
-    callback_url: str | None = None
-    # The secret of a job submitted through the DeepL facade's document upload.
-    document_key: str | None = None
-    # The tenant's translation memories whose exact matches replace machine translation.
-    memories: tuple[str, ...] = ()
-    # The tenant's glossary whose terms every translation keeps, if any.
-    glossary: str | None = None
-    # Whether segments translated before may come from the segment cache.
-    use_cache: bool = True
+    # The characters charged when it was submitted; None on a shard and on a job stored
+    # before they were kept.
+    characters: int | None = None
+
+    # Read-only views of ``options`` for the feature code that reads them (reuse,
+    # glossaries, webhooks); new code reads ``job.options``.
+    @property
+    def markup(self) -> bool:
+        return self.options.markup
+
+    @property
+    def callback_url(self) -> str | None:
+        return self.options.callback_url
+
+    @property
+    def glossary(self) -> str | None:
+        return self.options.glossary
+
+    @property
+    def use_cache(self) -> bool:
+        return self.options.use_cache
 
     @property
     def is_shard(self) -> bool:

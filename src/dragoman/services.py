@@ -7,8 +7,10 @@ written-down order.
   holds the ``watchdog`` lease in the store; a second one waits as a hot standby.
 - ``WorkerService`` (``dragoman worker --pool``): one worker; SIGTERM drains it.
 - ``ScalerService`` (``dragoman scaler``): one pool's autoscaler.
-The API side (``_Front``: the manager, file jobs, text translation) and the dispatch side
-(``_Dispatch``: the queue, the watchdog, the notifier) are built by one helper each.
+The API side (``Front``: the features, the manager, file jobs, text translation, the fleet
+view) and the dispatch side (``_Dispatch``: the queue, the watchdog, the notifier) are built
+by one helper each. The features (usage, glossaries, memories, reuse) are peers built once
+per process: the manager, the routes and the in-process workers share them.
 
 The four programs of the distributed deployment start in the background (``programs.py``).
 """
@@ -28,17 +30,18 @@ from typing import Unpack
 from dragoman.api.schemas import JobOut
 from dragoman.engines import Engines, open_engines
 from dragoman.errors import TransientError
-from dragoman.files import FileJobs
-from dragoman.manager import BatchRequestsManager, BusIntake, Intake, LocalIntake
+from dragoman.front import Front, Serving
+from dragoman.glossaries import Terminology
+from dragoman.jobs import BusIntake, LocalIntake
 from dragoman.models import IN_FLIGHT, Pool, WorkerInfo
-from dragoman.programs import Distributed, Program
+from dragoman.programs import Distributed
 from dragoman.queue import BatchRequestsQueue
+from dragoman.reuse import Reuse
 from dragoman.runtime import Adapters, Runtime
 from dragoman.scaling import ReplicaController, WorkerSource
 from dragoman.scaling.inprocess import InProcessController
 from dragoman.scaling.scaler import Scaler
 from dragoman.settings import Settings
-from dragoman.translation import TextTranslation
 from dragoman.watchdog import Watchdog
 from dragoman.webhooks.notifier import Notifier
 from dragoman.worker import BatchWorker
@@ -46,31 +49,6 @@ from dragoman.worker import BatchWorker
 log = logging.getLogger(__name__)
 
 WATCHDOG_LEASE = "watchdog"
-
-
-class _Front:
-    """The API side of a process: engines, the manager, file jobs and text translation."""
-
-    def __init__(self, runtime: Runtime, engines: Engines, intake: Intake) -> None:
-        self.engines = engines
-        self.manager = BatchRequestsManager(runtime, engines=engines, intake=intake)
-        self.files = FileJobs(runtime, self.manager)
-        self.translation = TextTranslation(
-            runtime.settings,
-            engines,
-            runtime.metrics,
-            usage=self.manager.usage,
-            terminology=self.manager.terminology,
-            cache=self.manager.reuse,
-        )
-
-    def start(self) -> None:
-        self.manager.start()
-
-    async def stop(self) -> None:
-        await self.manager.stop()
-        await self.translation.close()
-        await self.engines.close()
 
 
 class _Dispatch:
@@ -99,29 +77,7 @@ class _Dispatch:
             self._metrics.in_flight.labels(pool.value).set(self.watchdog.in_flight(pool))
 
 
-class _Serving(Program):
-    """A program that serves the public API: its ``front`` does the work of the routes."""
-
-    front: _Front
-
-    @property
-    def engines(self) -> Engines:
-        return self.front.engines
-
-    @property
-    def manager(self) -> BatchRequestsManager:
-        return self.front.manager
-
-    @property
-    def files(self) -> FileJobs:
-        return self.front.files
-
-    @property
-    def translation(self) -> TextTranslation:
-        return self.front.translation
-
-
-class ApiService(Distributed, _Serving):
+class ApiService(Distributed, Serving):
     name = "dragoman api"
 
     def __init__(
@@ -132,7 +88,7 @@ class ApiService(Distributed, _Serving):
         **adapters: Unpack[Adapters],
     ) -> None:
         super().__init__(Runtime.from_settings(settings, **adapters))
-        self.front = _Front(self.runtime, engines or open_engines(settings), BusIntake(self.bus))
+        self.front = Front(self.runtime, engines or open_engines(settings), BusIntake(self.bus))
 
     def begin(self) -> None:
         self.front.start()
@@ -141,7 +97,7 @@ class ApiService(Distributed, _Serving):
         await self.front.stop()
 
 
-class EmbeddedService(_Serving):
+class EmbeddedService(Serving):
     """Everything one ``dragoman serve`` runs, with start and stop in a written-down order."""
 
     def __init__(
@@ -163,7 +119,16 @@ class EmbeddedService(_Serving):
         self.dispatch = _Dispatch(rt, on_dispatch=self._nudge_scalers, reload_each_sweep=False)
         self.queue, self.watchdog = self.dispatch.queue, self.dispatch.watchdog
         intake = LocalIntake(self.queue, self.watchdog.wake)
-        self.front = _Front(rt, cpu_engines, intake)
+        self.front = Front(rt, cpu_engines, intake)
+        # Workers share the front's reuse and glossaries; GPU workers with engines of
+        # their own get one pair of them for those engines.
+        self._peers = {Pool.CPU: (self.front.reuse, self.front.terminology)}
+        gpu_engines = self._engines[Pool.GPU]
+        self._peers[Pool.GPU] = (
+            self._peers[Pool.CPU]
+            if gpu_engines is cpu_engines
+            else (Reuse(rt, engines=gpu_engines), Terminology(rt, engines=gpu_engines))
+        )
         self.controllers = {
             pool: InProcessController(self._worker_maker(pool), prefix=f"{pool}") for pool in Pool
         }
@@ -178,8 +143,17 @@ class EmbeddedService(_Serving):
         return [worker for controller in self.controllers.values() for worker in controller.workers]
 
     def _worker_maker(self, pool: Pool) -> Callable[[str], BatchWorker]:
+        reuse, terminology = self._peers[pool]
+
         def make(name: str) -> BatchWorker:
-            return BatchWorker(self.runtime, name=name, pool=pool, engines=self._engines[pool])
+            return BatchWorker(
+                self.runtime,
+                name=name,
+                pool=pool,
+                engines=self._engines[pool],
+                reuse=reuse,
+                terminology=terminology,
+            )
 
         return make
 
@@ -301,7 +275,14 @@ class WorkerService(Distributed):
         self.engines = engines or open_engines(settings, pool)
         name = f"{pool}-{settings.worker_host}-{os.getpid()}"
         self.name = f"dragoman worker {name}"
-        self.worker = BatchWorker(self.runtime, name=name, pool=pool, engines=self.engines)
+        self.worker = BatchWorker(
+            self.runtime,
+            name=name,
+            pool=pool,
+            engines=self.engines,
+            reuse=Reuse(self.runtime, engines=self.engines),
+            terminology=Terminology(self.runtime, engines=self.engines),
+        )
         self._running: asyncio.Task[None] | None = None
 
     def begin(self) -> None:

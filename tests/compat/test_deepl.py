@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from dragoman.api.deepl.documents import not_ready, seconds_remaining
-from dragoman.models import Job, JobStatus, Pool, Priority, utcnow
+from dragoman.models import Job, JobStatus, Pool, utcnow
 from tests.integration.server import Server
 
 pytestmark = pytest.mark.integration
@@ -362,7 +362,7 @@ def test_malformed_bodies_and_unknown_routes(
 def _job(**fields: object) -> Job:
     base: dict[str, object] = {
         "id": "j", "tenant": None, "source_lang": "en", "target_lang": "es",
-        "engine": "apertium", "pool": Pool.CPU, "priority": Priority.NORMAL,
+        "engine": "apertium", "pool": Pool.CPU,
         "documents": 1, "segments_total": 30,
     }  # fmt: skip
     return Job(**{**base, **fields})  # type: ignore[arg-type]

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dragoman.models import Job, JobError, JobStatus
+from dragoman.models import Job, JobError, JobOptions, JobStatus
 from dragoman.store import JobStore
 from dragoman.webhooks import Deliveries, DeliveryStatus, WebhookDelivery
 from tests.attempts import claim, mark_submitted
@@ -24,7 +24,7 @@ URL = "https://example.com/hooks/dragoman"
 
 def with_callback(job_id: str, url: str | None = URL) -> Job:
     job = a_job(job_id, tenant="t")
-    job.callback_url = url
+    job.options = JobOptions(callback_url=url)
     return job
 
 
@@ -110,8 +110,8 @@ async def test_a_sharded_job_is_notified_once_as_its_parent(
     store: JobStore, deliveries: Deliveries
 ) -> None:
     parent, shards = a_parent("p")
-    parent.callback_url = URL
-    shards = [replace(shard, callback_url=URL) for shard in shards]
+    parent.options = JobOptions(callback_url=URL)
+    shards = [replace(shard, options=parent.options) for shard in shards]
     await store.create(parent, SHARDED_DOCS, shards)
     assert await store.cancel("p", T0) is not None
     assert [job.id for job in await deliveries.unnotified(10)] == ["p"]

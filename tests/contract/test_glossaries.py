@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy.exc import IntegrityError
 
 from dragoman.glossaries import Glossaries
-from dragoman.models import Glossary
+from dragoman.models import Glossary, JobOptions
 from dragoman.store import JobStore
 from tests.contract.test_job_store import DOCS, a_job
 
@@ -66,7 +66,7 @@ async def test_a_deleted_glossary_stays_while_an_unfinished_job_names_it(
     store: JobStore, glossaries: Glossaries
 ) -> None:
     await glossaries.add_glossary(a_glossary("kept"), ENTRIES)
-    job = replace(a_job("waiting", tenant="acme"), glossary="kept")
+    job = replace(a_job("waiting", tenant="acme"), options=JobOptions(glossary="kept"))
     await store.create(job, DOCS)
     assert await glossaries.delete_glossary("kept", T0 + timedelta(hours=1))
     assert await glossaries.purge_glossaries(T0 + timedelta(days=30)) == 0

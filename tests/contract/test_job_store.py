@@ -12,10 +12,10 @@ from dragoman.models import (
     Document,
     Job,
     JobError,
+    JobOptions,
     JobStatus,
     Origin,
     Pool,
-    Priority,
     SourceFile,
 )
 from dragoman.store import JobStore
@@ -32,7 +32,6 @@ def a_job(job_id: str, *, tenant: str | None = None, segments: int = 3) -> Job:
         target_lang="es",
         engine="apertium",
         pool=Pool.CPU,
-        priority=Priority.NORMAL,
         documents=2,
         segments_total=segments,
         created_at=T0,
@@ -66,15 +65,15 @@ async def test_a_created_job_reads_back_queued_with_its_segments(store: JobStore
 
 async def test_a_job_keeps_its_memories_glossary_and_cache_switch(store: JobStore) -> None:
     job = a_job("j1")
-    job.memories, job.glossary, job.use_cache = ("product", "legal"), "g-1", False
+    job.options = JobOptions(memories=("product", "legal"), glossary="g-1", use_cache=False)
     await store.create(job, DOCS)
     found = await store.get("j1")
     assert found is not None
-    assert (found.memories, found.glossary, found.use_cache) == (("product", "legal"), "g-1", False)
+    assert found.options == job.options
     await store.create(a_job("j2"), DOCS)
     plain = await store.get("j2")
     assert plain is not None
-    assert (plain.memories, plain.glossary, plain.use_cache) == ((), None, True)
+    assert plain.options == JobOptions()
 
 
 async def test_a_creation_that_cannot_be_stored_fails_its_caller_and_not_the_next(
@@ -98,7 +97,7 @@ async def test_an_uploaded_file_is_kept_with_its_job_byte_for_byte(store: JobSto
     content = bytes(range(256)) * 4  # any bytes, NUL included
     upload = SourceFile("docx", content, (2, 0, 1))
     docs = [Document("a.txt", ["one"]), Document("r.docx", ["<g1>x</g1>", "y", "z"], upload)]
-    await store.create(replace(a_job("j1", segments=4), markup=True), docs)
+    await store.create(replace(a_job("j1", segments=4), options=JobOptions(markup=True)), docs)
     job = await store.get("j1")
     assert job is not None and job.markup
     assert await stored_file(store, "j1", 1) == ("r.docx", upload, [None, None, None])
@@ -576,11 +575,10 @@ async def test_documents_give_their_sources_in_order_when_asked(store: JobStore)
         target_lang="es",
         engine="apertium",
         pool=Pool.CPU,
-        priority=Priority.NORMAL,
         documents=2,
         segments_total=3,
         created_at=T0,
-        markup=True,
+        options=JobOptions(markup=True),
     )
     docs = [Document("a.txt", ["one", "two"]), Document("<b>.po", ["<g1>x</g1>"], upload)]
     await store.create(job, docs)

@@ -24,7 +24,7 @@ from dragoman.scaling.process import ProcessController
 from dragoman.settings import Settings
 from dragoman.store.sql import SqlJobStore
 from dragoman.worker import BatchWorker
-from tests.conftest import ScriptedEngine
+from tests.conftest import ScriptedEngine, a_worker
 from tests.kube_fake import FakeCluster
 
 DEPLOYMENT = "dragoman-worker-cpu"
@@ -48,7 +48,7 @@ class InProcess:
         engines = Engines([ScriptedEngine()])
 
         def make(name: str) -> BatchWorker:
-            return BatchWorker(runtime, name=name, pool=Pool.CPU, engines=engines)
+            return a_worker(runtime, name=name, pool=Pool.CPU, engines=engines)
 
         self.impl: InProcessController[BatchWorker] = InProcessController(make, prefix="cpu")
         self.controller: ReplicaController = self.impl

@@ -17,7 +17,7 @@ from dragoman.engines.apertium import ApertiumEngine
 from dragoman.formats.markup import Marked, parse_stored, same_codes
 from dragoman.glossaries import Entry, Terminology, Terms, keep_terms
 from dragoman.glossaries.entries import from_json
-from dragoman.models import Job, Pool, Priority
+from dragoman.models import Job, JobOptions, Pool
 from dragoman.runtime import Runtime
 from dragoman.settings import Settings
 
@@ -158,8 +158,8 @@ async def test_jobs_with_different_glossaries_share_one_engine_call(tmp_path: Pa
         def job(glossary: str | None, markup: bool = False) -> Job:
             return Job(
                 id=f"j{glossary}{markup}", tenant=None, source_lang="en", target_lang="es",
-                engine="apertium", pool=Pool.CPU, priority=Priority.NORMAL, documents=1,
-                segments_total=1, markup=markup, glossary=glossary,
+                engine="apertium", pool=Pool.CPU, documents=1, segments_total=1,
+                options=JobOptions(markup=markup, glossary=glossary),
             )  # fmt: skip
 
         text = "The server is down."

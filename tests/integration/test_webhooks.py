@@ -19,7 +19,7 @@ from standardwebhooks.webhooks import Webhook
 from dragoman.api.app import create_app
 from dragoman.api.schemas import JobOut
 from dragoman.engines import Engines
-from dragoman.models import Job, Pool, Priority
+from dragoman.models import Job, JobOptions, Pool
 from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
 from dragoman.store import JobStore
@@ -353,10 +353,9 @@ async def test_a_target_is_checked_again_before_each_attempt(
             target_lang="es",
             engine="scripted",
             pool=Pool.CPU,
-            priority=Priority.NORMAL,
             documents=0,
             segments_total=0,
-            callback_url=receiver.url,
+            options=JobOptions(callback_url=receiver.url),
         )
         await runtime.store.create(job, [])
         assert await runtime.store.cancel("j1", runtime.clock.now()) is not None

@@ -130,6 +130,6 @@ async def test_the_cleaners_trim_keeps_the_cache_under_its_bound(
 ) -> None:
     running = await make_service(cache_max_segments=2)
     await run(running, "a", "b", "c", "d")
-    assert await running.service.manager.reuse.trim() == 2
+    assert await running.service.reuse.trim() == 2
     again = await run(running, "a", "b", "c", "d")
     assert sorted(again["origins"]) == ["cache", "cache", "mt", "mt"]

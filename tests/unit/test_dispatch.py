@@ -13,10 +13,10 @@ import pytest
 from dragoman.bus.memory import MemoryBus
 from dragoman.engines import Engines, Pair
 from dragoman.errors import NotFound
-from dragoman.manager import BatchRequestsManager, LocalIntake
+from dragoman.jobs import LocalIntake
 from dragoman.messages import Done, Outcomes, work_queue, worker_queue
 from dragoman.metrics import Metrics
-from dragoman.models import Document, Job, JobStatus, Pool, Priority, WorkerInfo
+from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, WorkerInfo
 from dragoman.queue import BatchRequestsQueue
 from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
@@ -24,7 +24,7 @@ from dragoman.store.sql import SqlJobStore
 from dragoman.watchdog import Watchdog
 from dragoman.worker.chunks import translate_chunk
 from tests.attempts import claim, mark_submitted, results
-from tests.conftest import FakeClock, ScriptedEngine, stop_service, wait_until
+from tests.conftest import FakeClock, ScriptedEngine, a_manager, stop_service, wait_until
 
 PAIR = Pair("en", "es")
 
@@ -46,9 +46,7 @@ async def make_service(make_settings: Any, clock: FakeClock) -> AsyncIterator[An
 
 
 async def submit(service: EmbeddedService, *segments: str) -> str:
-    job = await service.manager.submit(
-        tenant=None, pair=PAIR, documents=[Document("d", list(segments))]
-    )
+    job = await service.manager.submit(None, PAIR, [Document("d", list(segments))], JobOptions())
     return job.id
 
 
@@ -191,10 +189,10 @@ async def routing(make_settings: Any, clock: FakeClock) -> AsyncIterator[Any]:
     metrics = Metrics()
     runtime = Runtime(settings, store, bus, clock, metrics)
     watchdog = Watchdog(runtime, queue=queue)
-    manager = BatchRequestsManager(
+    manager = a_manager(
         runtime,
-        engines=Engines([ScriptedEngine([PAIR, Pair("fr", "es")])]),
-        intake=LocalIntake(queue, lambda: None),
+        Engines([ScriptedEngine([PAIR, Pair("fr", "es")])]),
+        LocalIntake(queue, lambda: None),
     )
     consumers: list[Any] = []
 
@@ -221,7 +219,7 @@ async def test_dispatch_prefers_an_idle_worker_with_the_model_warm(routing: Any)
     warm = listen("warm")
     await asyncio.sleep(0)
     await watchdog.sweep()  # reads the registry
-    job = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["x"])])
+    job = await manager.submit(None, PAIR, [Document("d", ["x"])], JobOptions())
     assert await watchdog.dispatch() == 1
     delivery = await asyncio.wait_for(warm, 1)
     assert delivery.body == {"job_id": job.id, "attempt": 1}
@@ -230,7 +228,7 @@ async def test_dispatch_prefers_an_idle_worker_with_the_model_warm(routing: Any)
 
     # The warm worker now counts as busy until it registers again: the next job goes to
     # the pool's queue, and the hit rate says so.
-    second = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["y"])])
+    second = await manager.submit(None, PAIR, [Document("d", ["y"])], JobOptions())
     assert await watchdog.dispatch() == 1
     assert bus.depth(work_queue(Pool.CPU)) == 1
     assert second.id in str(bus.queue(work_queue(Pool.CPU))._queue)  # type: ignore[attr-defined]
@@ -254,9 +252,9 @@ async def test_after_work_goes_to_the_pool_queue_no_idle_worker_is_sent_more_dir
     await register(store, clock, "warm", busy=False, warm_pairs=frozenset({"scripted:en-es"}))
     await watchdog.sweep()
     fr = Pair("fr", "es")
-    await manager.submit(tenant=None, pair=fr, documents=[Document("d", ["x"])])
+    await manager.submit(None, fr, [Document("d", ["x"])], JobOptions())
     assert await watchdog.dispatch() == 1
-    await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["y"])])
+    await manager.submit(None, PAIR, [Document("d", ["y"])], JobOptions())
     assert await watchdog.dispatch() == 1
     assert bus.depth(work_queue(Pool.CPU)) == 2
     assert not private.done()
@@ -265,7 +263,7 @@ async def test_after_work_goes_to_the_pool_queue_no_idle_worker_is_sent_more_dir
     clock.advance(1)
     await register(store, clock, "warm", busy=False, warm_pairs=frozenset({"scripted:en-es"}))
     await watchdog.sweep()
-    third = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["z"])])
+    third = await manager.submit(None, PAIR, [Document("d", ["z"])], JobOptions())
     assert await watchdog.dispatch() == 1
     assert (await asyncio.wait_for(private, 1)).body == {"job_id": third.id, "attempt": 1}
     await consumer.aclose()
@@ -277,7 +275,7 @@ async def test_a_warm_worker_that_went_away_gets_nothing_and_the_pool_queue_does
     store, bus, watchdog, manager, _, clock, _ = routing
     await register(store, clock, "gone", busy=False, warm_pairs=frozenset({"scripted:en-es"}))
     await watchdog.sweep()  # the registry still lists it; its private queue is gone
-    await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["x"])])
+    await manager.submit(None, PAIR, [Document("d", ["x"])], JobOptions())
     assert await watchdog.dispatch() == 1
     assert bus.depth(work_queue(Pool.CPU)) == 1
     assert watchdog.hit_ratio(Pool.CPU) == 0.0
@@ -301,7 +299,7 @@ async def test_republished_work_goes_to_the_pool_queue_and_is_not_counted_as_rou
     warm = listen("warm")
     await asyncio.sleep(0)
     await watchdog.sweep()
-    job = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["x"])])
+    job = await manager.submit(None, PAIR, [Document("d", ["x"])], JobOptions())
     submitted = await mark_submitted(store, job.id, clock.now())
     assert submitted is not None
     warm.cancel()  # the worker takes nothing now: what reaches the pool's queue stays there
@@ -337,7 +335,7 @@ async def test_a_text_repeated_in_a_batch_is_translated_once_for_every_job(
 async def test_text_with_inline_codes_and_plain_text_are_translated_apart() -> None:
     engine = ScriptedEngine()
     plain, marked = a_job("plain"), a_job("marked")
-    marked.markup = True
+    marked.options = JobOptions(markup=True)
 
     async def no_terms(engine: str, pair: Pair, items: Any) -> list[str]:
         raise AssertionError("no job here keeps a glossary")
@@ -353,7 +351,7 @@ async def test_text_with_inline_codes_and_plain_text_are_translated_apart() -> N
 async def test_a_text_repeated_under_two_glossaries_is_translated_for_each() -> None:
     engine = ScriptedEngine()
     first, second = a_job("first"), a_job("second")
-    first.glossary, second.glossary = "g1", "g2"
+    first.options, second.options = JobOptions(glossary="g1"), JobOptions(glossary="g2")
     seen: list[list[tuple[str | None, str]]] = []
 
     async def with_terms(engine: str, pair: Pair, items: Any) -> list[str]:
@@ -380,7 +378,6 @@ def a_job(job_id: str) -> Job:
         target_lang="es",
         engine="scripted",
         pool=Pool.CPU,
-        priority=Priority.NORMAL,
         documents=1,
         segments_total=1,
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
@@ -412,14 +409,12 @@ async def test_a_sweep_during_a_jobs_end_does_not_count_it_in_flight_again(
     queue = BatchRequestsQueue()
     runtime = Runtime(settings, store, MemoryBus(), clock, Metrics())
     watchdog = Watchdog(runtime, queue=queue)
-    manager = BatchRequestsManager(
-        runtime, engines=Engines([ScriptedEngine()]), intake=LocalIntake(queue, lambda: None)
-    )
+    manager = a_manager(runtime, Engines([ScriptedEngine()]), LocalIntake(queue, lambda: None))
     try:
-        first = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["x"])])
+        first = await manager.submit(None, PAIR, [Document("d", ["x"])], JobOptions())
         assert await watchdog.dispatch() == 1
         assert await claim(store, first.id, 1, clock.now())
-        second = await manager.submit(tenant=None, pair=PAIR, documents=[Document("d", ["y"])])
+        second = await manager.submit(None, PAIR, [Document("d", ["y"])], JobOptions())
         assert await watchdog.dispatch() == 0  # the one worker is busy
 
         done = Outcomes((Done(first.id, 1, JobStatus.SUCCEEDED),)).to_body()

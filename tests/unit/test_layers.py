@@ -15,12 +15,11 @@ LAYERS: dict[str, int] = {
         ["errors", "models", "settings", "clock", "languages", "metrics", "messages"], 0
     ),
     **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection"], 1),
-    **dict.fromkeys(["runtime", "backoff", "packages"], 2),
+    **dict.fromkeys(["runtime", "backoff", "packages", "periodic"], 2),
     **dict.fromkeys(
         [
             "queue",
-            "manager",
-            "files",
+            "jobs",
             "translation",
             "relay",
             "watchdog",
@@ -34,7 +33,7 @@ LAYERS: dict[str, int] = {
         ],
         3,
     ),
-    **dict.fromkeys(["api", "programs", "services", "client", "cli"], 4),
+    **dict.fromkeys(["api", "programs", "front", "services", "client", "cli"], 4),
 }
 MAX_MODULE_LINES = 400
 
@@ -121,3 +120,14 @@ def test_each_api_stands_on_the_use_cases_not_on_another_api() -> None:
     for path in sorted((PACKAGE / "api" / "deepl").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         assert "dragoman.api.libretranslate" not in text, path
+
+
+def test_the_http_layer_does_not_reach_the_store() -> None:
+    """Routes go through the use cases and the features (``api.deps.ApiParts``)."""
+    api = PACKAGE / "api"
+    reaching = [
+        str(p.relative_to(PACKAGE))
+        for p in sorted(api.rglob("*.py"))
+        if "store" in imported_parts(p)
+    ]
+    assert reaching == []

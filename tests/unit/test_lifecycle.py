@@ -16,17 +16,17 @@ import pytest
 from dragoman.engines import Engines, Pair
 from dragoman.errors import QuotaExceeded
 from dragoman.messages import Attempt
-from dragoman.models import Document, Job, JobStatus, Pool, Priority, Usage
+from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, Priority, Usage
 from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
 from dragoman.settings import Settings
 from dragoman.store.sql import SqlJobStore
 from dragoman.usage import UsageMeter, period_of
 from dragoman.usage.store import SqlUsage
-from dragoman.worker import BatchWorker, registration
+from dragoman.worker import registration
 from dragoman.worker.registration import Registration
 from tests.attempts import mark_submitted, results
-from tests.conftest import FakeClock, ScriptedEngine, wait_until
+from tests.conftest import FakeClock, ScriptedEngine, a_worker, wait_until
 from tests.contract.conftest import (
     POSTGRES_ADMIN_URL,
     drop_postgres_database,
@@ -50,9 +50,8 @@ async def service(
 async def submit(
     service: EmbeddedService, *segments: str, priority: Priority = Priority.NORMAL
 ) -> str:
-    job = await service.manager.submit(
-        tenant=None, pair=PAIR, documents=[Document("d", list(segments))], priority=priority
-    )
+    documents = [Document("d", list(segments))]
+    job = await service.manager.submit(None, PAIR, documents, JobOptions(priority=priority))
     return job.id
 
 
@@ -277,10 +276,10 @@ async def test_a_shutdown_while_a_failed_attempt_winds_down_stops_the_worker(
     settings = make_settings()
     runtime = Runtime.from_settings(settings, clock=clock)
     await runtime.open()
-    job = Job("j1", None, "en", "es", "scripted", Pool.CPU, Priority.NORMAL, 1, 1)
+    job = Job("j1", None, "en", "es", "scripted", Pool.CPU, 1, 1)
     await runtime.store.create(job, [Document("d", ["<explode>"])])
     assert await mark_submitted(runtime.store, job.id, clock.now()) is not None
-    worker = BatchWorker(runtime, name="w", pool=Pool.CPU, engines=Engines([scripted_engine]))
+    worker = a_worker(runtime, name="w", pool=Pool.CPU, engines=Engines([scripted_engine]))
     scripted_engine.release.clear()
     working = asyncio.create_task(worker.process([Attempt(job.id, 1)]))
     await reaches_in(runtime, job.id, JobStatus.RUNNING)

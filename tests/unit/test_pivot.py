@@ -13,15 +13,15 @@ from dragoman.bus.memory import MemoryBus
 from dragoman.engines import Engine, Engines, Pair, keep_edges
 from dragoman.engines.pivot import PivotEngine, pivots
 from dragoman.errors import UnsupportedPair
-from dragoman.manager import BatchRequestsManager, LocalIntake
+from dragoman.jobs import LocalIntake
 from dragoman.messages import Queued
 from dragoman.metrics import Metrics
-from dragoman.models import Document, Job, Pool, Priority
+from dragoman.models import Document, Job, JobOptions, Pool
 from dragoman.queue import BatchRequestsQueue
 from dragoman.runtime import Runtime
 from dragoman.store.sql import SqlJobStore
 from dragoman.worker.chunks import translate_chunk
-from tests.conftest import FakeClock
+from tests.conftest import FakeClock, a_manager
 
 FR_EN, EN_ES, FR_ES = Pair("fr", "en"), Pair("en", "es"), Pair("fr", "es")
 
@@ -184,11 +184,10 @@ def a_job(job_id: str, *, markup: bool = False) -> Job:
         target_lang="es",
         engine="pivot",
         pool=Pool.CPU,
-        priority=Priority.NORMAL,
         documents=1,
         segments_total=1,
         created_at=datetime(2026, 1, 1, tzinfo=UTC),
-        markup=markup,
+        options=JobOptions(markup=markup),
     )
 
 
@@ -221,11 +220,9 @@ async def test_a_big_pivot_job_goes_to_gpus_only_if_both_legs_run_there(
     await store.open()
     runtime = Runtime(settings, store, MemoryBus(), clock, Metrics())
     queue = BatchRequestsQueue()
-    manager = BatchRequestsManager(
-        runtime, engines=engines, intake=LocalIntake(queue, lambda: None)
-    )
+    manager = a_manager(runtime, engines, LocalIntake(queue, lambda: None))
     try:
-        job = await manager.submit(tenant=None, pair=FR_ES, documents=[Document("d", ["x", "y"])])
+        job = await manager.submit(None, FR_ES, [Document("d", ["x", "y"])], JobOptions())
     finally:
         await store.close()
     assert (job.engine, job.pool) == ("pivot", pool)

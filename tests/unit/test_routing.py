@@ -4,12 +4,12 @@ import pytest
 
 from dragoman.bus.memory import MemoryBus
 from dragoman.engines import Engines
-from dragoman.manager import BatchRequestsManager, LocalIntake
+from dragoman.jobs import BatchRequestsManager, LocalIntake
 from dragoman.models import Pool
 from dragoman.queue import BatchRequestsQueue
 from dragoman.runtime import Runtime
 from dragoman.store.sql import SqlJobStore
-from tests.conftest import FakeClock, ScriptedEngine
+from tests.conftest import FakeClock, ScriptedEngine, a_manager
 
 GPU_ENGINE = ScriptedEngine(gpu_capable=True)
 
@@ -18,10 +18,8 @@ def manager(settings: Any) -> BatchRequestsManager:
     runtime = Runtime(
         settings, SqlJobStore("sqlite+aiosqlite:///:memory:"), MemoryBus(), FakeClock()
     )
-    return BatchRequestsManager(
-        runtime,
-        engines=Engines([ScriptedEngine()]),
-        intake=LocalIntake(BatchRequestsQueue(), lambda: None),
+    return a_manager(
+        runtime, Engines([ScriptedEngine()]), LocalIntake(BatchRequestsQueue(), lambda: None)
     )
 
 

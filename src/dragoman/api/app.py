@@ -29,8 +29,6 @@ from dragoman.api.limits import BodyLimit
 from dragoman.api.openapi import add_bodies, tailor_openapi
 from dragoman.api.schemas import JobIn
 from dragoman.api.web import Site, web_router
-from dragoman.clock import SystemClock
-from dragoman.fleet import Fleet
 
 
 def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
@@ -40,11 +38,11 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         if manage_lifecycle:
             await service.start()
-        app.state.fleet.start()
+        service.fleet.start()
         try:
             yield
         finally:
-            await app.state.fleet.stop()
+            await service.fleet.stop()
             if manage_lifecycle:
                 await service.stop()
 
@@ -56,7 +54,6 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     )
     app.state.service = service
     app.state.tenants_by_key = service.settings.tenants_by_key
-    app.state.fleet = Fleet(service.store, service.settings, SystemClock())
     install_error_handlers(app)
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_request_bytes)
     app.include_router(jobs.router)

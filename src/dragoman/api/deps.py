@@ -1,7 +1,8 @@
 """What the HTTP layer needs of the program that serves it, and typed access from a request.
 
 ``ApiParts`` is a protocol, so the API does not depend on how a program is put together:
-the embedded service and ``dragoman api`` both fit it.
+the embedded service and ``dragoman api`` both fit it. It has no store: the routes reach
+the data through the use cases (the manager, file jobs, the features, the fleet view).
 """
 
 from __future__ import annotations
@@ -12,20 +13,21 @@ from fastapi import Depends, Request
 
 from dragoman.api.auth import tenant_of
 from dragoman.engines import Engines
-from dragoman.files import FileJobs
-from dragoman.manager import BatchRequestsManager
+from dragoman.fleet import Fleet
+from dragoman.glossaries import Terminology
+from dragoman.jobs import BatchRequestsManager
+from dragoman.jobs.files import FileJobs
 from dragoman.metrics import Metrics
+from dragoman.reuse import Reuse
+from dragoman.reuse.memories import TranslationMemories
 from dragoman.settings import Settings
-from dragoman.store import JobStore
 from dragoman.translation import TextTranslation
+from dragoman.usage import UsageMeter
 
 
 class ApiParts(Protocol):
     @property
     def settings(self) -> Settings: ...
-
-    @property
-    def store(self) -> JobStore: ...
 
     @property
     def metrics(self) -> Metrics: ...
@@ -41,6 +43,21 @@ class ApiParts(Protocol):
 
     @property
     def translation(self) -> TextTranslation: ...
+
+    @property
+    def usage(self) -> UsageMeter: ...
+
+    @property
+    def terminology(self) -> Terminology: ...
+
+    @property
+    def memories(self) -> TranslationMemories: ...
+
+    @property
+    def reuse(self) -> Reuse: ...
+
+    @property
+    def fleet(self) -> Fleet: ...
 
     async def start(self) -> None: ...
 

@@ -7,7 +7,8 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Query, Request, Response
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
@@ -26,27 +27,13 @@ from dragoman.api.schemas import (
     form_schema,
     source_of,
 )
-from dragoman.errors import InvalidRequest, PayloadTooLarge
-from dragoman.files import Upload
+from dragoman.errors import InvalidRequest
 from dragoman.formats import FORMATS
+from dragoman.jobs.files import Upload
 from dragoman.languages import canonical
-from dragoman.models import Job, Pair, Priority
+from dragoman.models import Job, JobOptions, Pair, Priority
 
 router = APIRouter(tags=["files"])
-
-_FIELDS = {
-    "source_lang",
-    "target_lang",
-    "priority",
-    "engine",
-    "format",
-    "segmentation",
-    "callback_url",
-    "memories",
-    "glossary",
-    "cache",
-    "files",
-}
 
 
 def _format_names(schema: dict[str, Any]) -> None:
@@ -54,18 +41,14 @@ def _format_names(schema: dict[str, Any]) -> None:
     schema["enum"] = [f.name for f in FORMATS.all()]
 
 
-class FilesJobIn(BaseModel):
-    """The multipart form of ``POST /v1/jobs``: one or more files, one document each."""
+class FilesForm(BaseModel):
+    """The fields of the multipart form of ``POST /v1/jobs``, checked as the JSON body is:
+    one definition of each constraint. A form has no null: an empty field is left out."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra=form_schema)
 
     source_lang: SourceLanguage = Field(examples=["en"])
     target_lang: Language = Field(examples=["es"])
-    files: list[bytes] = Field(
-        min_length=1,
-        description="Parts named 'files', each with a file name; its extension is its format",
-        json_schema_extra={"items": {"type": "string", "format": "binary"}},
-    )
     priority: Priority = Priority.NORMAL
     engine: Annotated[str, Field(min_length=1)] | Absent = Field(
         None, description="An engine /v1/languages lists for the pair; absent: its default"
@@ -100,6 +83,62 @@ class FilesJobIn(BaseModel):
         json_schema_extra={"enum": ["true", "false"]},
     )
 
+    @field_validator("segmentation")
+    @classmethod
+    def _one_of_two(cls, value: str) -> str:
+        if value not in ("srx", "none"):
+            raise ValueError("must be 'srx' or 'none'")
+        return value
+
+    @field_validator("memories")
+    @classmethod
+    def _memory_names(cls, value: str | None) -> str | None:
+        names = _names(value)
+        for name in names:
+            if not re.fullmatch(MEMORY_NAME_PATTERN, name):
+                raise ValueError(f"{name!r} is not a memory name")
+        if len(names) > MAX_MEMORIES:
+            raise ValueError(f"at most {MAX_MEMORIES} names")
+        return value
+
+    @field_validator("cache")
+    @classmethod
+    def _flag(cls, value: str) -> str:
+        if value.lower() not in ("true", "false"):
+            raise ValueError("must be 'true' or 'false'")
+        return value.lower()
+
+    def pair(self) -> Pair:
+        return Pair(source_of(self.source_lang), canonical(self.target_lang))
+
+    def options(self) -> JobOptions:
+        return JobOptions(
+            priority=self.priority,
+            engine=self.engine,
+            callback_url=self.callback_url,
+            memories=_names(self.memories),
+            glossary=self.glossary,
+            use_cache=self.cache == "true",
+        )
+
+
+def _names(value: str | None) -> tuple[str, ...]:
+    return tuple(name.strip() for name in (value or "").split(",") if name.strip())
+
+
+class FilesJobIn(FilesForm):
+    """The multipart form of ``POST /v1/jobs``: one or more files, one document each (for
+    the OpenAPI document: the files are read apart, see ``submit_files``)."""
+
+    files: list[bytes] = Field(
+        min_length=1,
+        description="Parts named 'files', each with a file name; its extension is its format",
+        json_schema_extra={"items": {"type": "string", "format": "binary"}},
+    )
+
+
+_FIELDS = set(FilesJobIn.model_fields)
+
 
 class FormatOut(BaseModel):
     name: str
@@ -119,68 +158,27 @@ async def submit_files(request: Request, service: Service, tenant: Tenant) -> Jo
 
 
 async def _submit(form: FormData, service: Service, tenant: Tenant) -> Job:
-    fields = {key: text_field(form, key) for key in _FIELDS - {"files"}}
-    for required in ("source_lang", "target_lang"):
-        if not fields[required]:
-            raise InvalidRequest(f"{required}: field required")
-    segmentation = fields["segmentation"] or "srx"
-    if segmentation not in ("srx", "none"):
-        raise InvalidRequest("segmentation: must be 'srx' or 'none'")
-    priority = fields["priority"] or Priority.NORMAL.value
-    if priority not in {p.value for p in Priority}:
-        raise InvalidRequest("priority: must be one of low, normal, high")
-    uploads = [await _upload(part, fields["format"], service) for part in form.getlist("files")]
+    given = {key: text_field(form, key) for key in _FIELDS - {"files"}}
+    try:
+        fields = FilesForm.model_validate({key: v for key, v in given.items() if v})
+    except ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors()]
+        raise RequestValidationError(errors) from None
+    uploads = [await _upload(part, fields.format, service) for part in form.getlist("files")]
+    segmentation = fields.segmentation == "srx"
     return await service.files.submit(
-        tenant=tenant,
-        pair=Pair(source_of(fields["source_lang"] or ""), canonical(fields["target_lang"] or "")),
-        uploads=uploads,
-        priority=Priority(priority),
-        engine=fields["engine"] or None,
-        segmentation=segmentation == "srx",
-        callback_url=fields["callback_url"] or None,
-        memories=_memories(fields["memories"]),
-        glossary=_glossary(fields["glossary"]),
-        use_cache=_flag("cache", fields["cache"], default=True),
+        tenant, fields.pair(), uploads, fields.options(), segmentation=segmentation
     )
 
 
-def _memories(value: str | None) -> tuple[str, ...]:
-    names = tuple(name.strip() for name in (value or "").split(",") if name.strip())
-    for name in names:
-        if not re.fullmatch(MEMORY_NAME_PATTERN, name):
-            raise InvalidRequest(f"memories: {name!r} is not a memory name")
-    if len(names) > MAX_MEMORIES:
-        raise InvalidRequest(f"memories: at most {MAX_MEMORIES} names")
-    return names
-
-
-def _glossary(value: str | None) -> str | None:
-    if value and not re.fullmatch(GLOSSARY_ID_PATTERN, value):
-        raise InvalidRequest(f"glossary: {value!r} is not a glossary id")
-    return value or None
-
-
-def _flag(key: str, value: str | None, *, default: bool) -> bool:
-    if not value:
-        return default
-    if value.lower() not in ("true", "false"):
-        raise InvalidRequest(f"{key}: must be 'true' or 'false'")
-    return value.lower() == "true"
-
-
 async def _upload(part: Any, declared: str | None, service: Service) -> Upload:
+    """The part's bytes, at most one past the limit (``FileJobs`` refuses a larger file)."""
     if not isinstance(part, UploadFile) or not part.filename:
         raise InvalidRequest("files: each part must be a file with a file name")
-    limit = service.settings.max_file_bytes
-    content = await part.read(limit + 1)
-    if len(content) > limit:
-        raise PayloadTooLarge(
-            f"{part.filename}: larger than the limit of {limit} bytes per file "
-            "(DRAGOMAN_MAX_FILE_BYTES)"
-        )
+    content = await part.read(service.settings.max_file_bytes + 1)
     if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in part.filename):
         raise InvalidRequest(f"files: the file name {part.filename!r} has a control character")
-    return Upload(part.filename, content, declared or None)
+    return Upload(part.filename, content, declared)
 
 
 @router.get(

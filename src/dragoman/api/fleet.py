@@ -8,13 +8,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends
 from pydantic import BaseModel, Field
 
 from dragoman.api.auth import operator_of
+from dragoman.api.deps import Service
 from dragoman.api.errors import error_responses
 from dragoman.api.schemas import ErrorBody
-from dragoman.fleet import Fleet, FleetView, PoolView
+from dragoman.fleet import FleetView, PoolView
 from dragoman.models import Pool, WorkerInfo
 
 router = APIRouter(prefix="/v1", tags=["fleet"])
@@ -164,15 +165,8 @@ def _ratio(part: int, whole: int) -> float | None:
     return part / whole if whole else None
 
 
-async def fleet_of(request: Request) -> Fleet:
-    fleet: Fleet = request.app.state.fleet
-    return fleet
-
-
 @router.get("/fleet", response_model=FleetOut, responses=error_responses(401, 403, 503))
-async def fleet(
-    fleet: Annotated[Fleet, Depends(fleet_of)], _: Annotated[str | None, Depends(operator_of)]
-) -> FleetOut:
+async def fleet(service: Service, _: Annotated[str | None, Depends(operator_of)]) -> FleetOut:
     """Every pool's workers, jobs, throughput, engine batches and warm routing, and the newest
     failures, as the store has them (the same from every API process)."""
-    return FleetOut.of(await fleet.view())
+    return FleetOut.of(await service.fleet.view())

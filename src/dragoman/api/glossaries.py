@@ -162,7 +162,7 @@ async def create_glossary(
     request: Request, response: Response, service: Service, tenant: Tenant
 ) -> GlossaryOut:
     """Creates a glossary from JSON entries or an uploaded TSV or CSV file."""
-    terminology = service.manager.terminology
+    terminology = service.terminology
     content_type = request.headers.get("content-type", "")
     if content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
         name, source, target, content, fmt = await _from_form(request, service)
@@ -210,7 +210,7 @@ def _format(declared: str | None, filename: str) -> str:
 @router.get("", response_model=GlossaryList, responses=_responses(401, 503))
 async def list_glossaries(service: Service, tenant: Tenant) -> GlossaryList:
     """The caller's glossaries, oldest first (without their entries)."""
-    found = await service.manager.terminology.list_glossaries(tenant)
+    found = await service.terminology.list_glossaries(tenant)
     return GlossaryList(glossaries=[GlossaryOut.of(g) for g in found])
 
 
@@ -219,7 +219,7 @@ async def list_glossaries(service: Service, tenant: Tenant) -> GlossaryList:
 )
 async def get_glossary(glossary_id: str, service: Service, tenant: Tenant) -> GlossaryWithEntries:
     """One of the caller's glossaries, with its entries in their order."""
-    glossary, entries = await service.manager.terminology.entries(glossary_id, tenant)
+    glossary, entries = await service.terminology.entries(glossary_id, tenant)
     return GlossaryWithEntries(
         **GlossaryOut.of(glossary).model_dump(),
         entries=[EntryOut(source=e.source, target=e.target) for e in entries],
@@ -234,5 +234,5 @@ async def get_glossary(glossary_id: str, service: Service, tenant: Tenant) -> Gl
 )
 async def delete_glossary(glossary_id: str, service: Service, tenant: Tenant) -> Response:
     """Deletes a glossary; jobs that named it already still keep its terms."""
-    await service.manager.terminology.delete(glossary_id, tenant)
+    await service.terminology.delete(glossary_id, tenant)
     return Response(status_code=204)

@@ -40,7 +40,7 @@ async def readyz(service: Service) -> ReadyOut:
 async def metrics(service: Service) -> Response:
     """Every series of this process, in the Prometheus text format (not JSON)."""
     try:
-        counts = await service.store.counts()
+        counts = await service.manager.counts()
     except StoreUnavailable:
         counts = {}
     for status, count in counts.items():

@@ -17,12 +17,9 @@ from dragoman.api.schemas import (
     JobList,
     JobOut,
     JobResult,
-    source_of,
 )
-from dragoman.engines import Pair
 from dragoman.formats.tmx import MEDIA_TYPE as TMX_MEDIA_TYPE
-from dragoman.languages import canonical
-from dragoman.manager import CURSOR_PATTERN
+from dragoman.jobs import CURSOR_PATTERN
 from dragoman.models import Document, JobStatus
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -88,17 +85,8 @@ async def submit_job(
         job = await submit_files(request, service, tenant)
     else:
         body = await _job_in(request)
-        job = await service.manager.submit(
-            tenant=tenant,
-            pair=Pair(source_of(body.source_lang), canonical(body.target_lang)),
-            documents=[Document(doc.name, doc.segments) for doc in body.documents],
-            priority=body.priority,
-            engine=body.engine,
-            callback_url=body.callback_url,
-            memories=tuple(body.memories),
-            glossary=body.glossary,
-            use_cache=body.cache,
-        )
+        documents = [Document(doc.name, doc.segments) for doc in body.documents]
+        job = await service.manager.submit(tenant, body.pair(), documents, body.options())
     response.headers["Location"] = f"/v1/jobs/{job.id}"
     return JobOut.of(job)
 

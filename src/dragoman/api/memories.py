@@ -116,9 +116,7 @@ async def import_memory(request: Request, service: Service, tenant: Tenant) -> M
         )
     if not data:
         raise InvalidRequest(f"{filename}: the file is empty")
-    info, replaced, skipped = await service.manager.memories.import_tmx(
-        tenant, name, data, filename
-    )
+    info, replaced, skipped = await service.memories.import_tmx(tenant, name, data, filename)
     return MemoryCreated(**MemoryOut.of(info).model_dump(), replaced=replaced, skipped=skipped)
 
 
@@ -138,7 +136,7 @@ def _fields(form: FormData) -> tuple[str, UploadFile]:
 @router.get("", response_model=MemoryList, responses=error_responses(401, 503))
 async def list_memories(service: Service, tenant: Tenant) -> MemoryList:
     """The caller's memories, by name."""
-    found = await service.manager.memories.listing(tenant)
+    found = await service.memories.listing(tenant)
     return MemoryList(memories=[MemoryOut.of(info) for info in found])
 
 
@@ -150,5 +148,5 @@ async def list_memories(service: Service, tenant: Tenant) -> MemoryList:
 )
 async def delete_memory(service: Service, tenant: Tenant, name: str) -> Response:
     """Deletes a memory; jobs already submitted keep what they took from it."""
-    await service.manager.memories.delete(tenant, name)
+    await service.memories.delete(tenant, name)
     return Response(status_code=204)

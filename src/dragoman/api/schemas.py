@@ -10,7 +10,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from dragoman.detection import AUTO
 from dragoman.languages import canonical
-from dragoman.models import Job, JobStatus, Origin, Pool, Priority
+from dragoman.models import Job, JobOptions, JobStatus, Origin, Pair, Pool, Priority
 
 # What ``dragoman.languages.canonical`` accepts before it looks the code up.
 LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}$"
@@ -160,6 +160,19 @@ class JobIn(_Strict):
     glossary: GlossaryId = None
     cache: UseCache = True
 
+    def pair(self) -> Pair:
+        return Pair(source_of(self.source_lang), canonical(self.target_lang))
+
+    def options(self) -> JobOptions:
+        return JobOptions(
+            priority=self.priority,
+            engine=self.engine,
+            callback_url=self.callback_url,
+            memories=tuple(self.memories),
+            glossary=self.glossary,
+            use_cache=self.cache,
+        )
+
 
 class TranslateIn(_Strict):
     source_lang: SourceLanguage = Field(examples=["en"])
@@ -235,7 +248,7 @@ class JobOut(BaseModel):
             id=job.id,
             status=job.status,
             pool=job.pool,
-            priority=job.priority,
+            priority=job.options.priority,
             source_lang=job.source_lang,
             target_lang=job.target_lang,
             documents=job.documents,

@@ -69,7 +69,7 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
 @router.get("/usage", response_model=UsageOut, responses=error_responses(401, 503))
 async def usage(service: Service, tenant: Tenant) -> UsageOut:
     """The caller's characters and translation requests this month, and its limits."""
-    report = await service.manager.usage.report(tenant)
+    report = await service.usage.report(tenant)
     return UsageOut(
         period_start=report.period_start,
         period_end=report.period_end,

@@ -14,6 +14,7 @@ from dragoman.models import (
     Document,
     Job,
     JobError,
+    JobOptions,
     JobStatus,
     Origin,
     Pool,
@@ -47,7 +48,6 @@ def to_job(row: Any) -> Job:
         target_lang=row.target_lang,
         engine=row.engine,
         pool=Pool(row.pool),
-        priority=Priority(row.priority),
         documents=row.documents,
         segments_total=row.segments_total,
         status=JobStatus(row.status),
@@ -63,16 +63,21 @@ def to_job(row: Any) -> Job:
         first_position=row.first_position,
         end_position=row.end_position,
         shards=row.shards,
-        markup=bool(row.markup),
-        callback_url=row.callback_url,
-        document_key=row.document_key,
-        memories=tuple(json.loads(row.memories)) if row.memories else (),
-        glossary=row.glossary_id,
-        use_cache=bool(row.use_cache),
+        options=JobOptions(
+            priority=Priority(row.priority),
+            markup=bool(row.markup),
+            callback_url=row.callback_url,
+            memories=tuple(json.loads(row.memories)) if row.memories else (),
+            glossary=row.glossary_id,
+            use_cache=bool(row.use_cache),
+            document_key=row.document_key,
+        ),
+        characters=row.characters,
     )
 
 
 def job_row(job: Job) -> dict[str, Any]:
+    options = job.options
     return {
         "id": job.id,
         "tenant": job.tenant,
@@ -80,7 +85,7 @@ def job_row(job: Job) -> dict[str, Any]:
         "target_lang": job.target_lang,
         "engine": job.engine,
         "pool": job.pool.value,
-        "priority": job.priority.value,
+        "priority": options.priority.value,
         "status": job.status.value,
         "documents": job.documents,
         "segments_total": job.segments_total,
@@ -91,12 +96,13 @@ def job_row(job: Job) -> dict[str, Any]:
         "first_position": job.first_position,
         "end_position": job.end_position,
         "shards": job.shards,
-        "markup": job.markup,
-        "callback_url": job.callback_url,
-        "document_key": job.document_key,
-        "memories": json.dumps(list(job.memories)) if job.memories else None,
-        "glossary_id": job.glossary,
-        "use_cache": job.use_cache,
+        "markup": options.markup,
+        "callback_url": options.callback_url,
+        "document_key": options.document_key,
+        "memories": json.dumps(list(options.memories)) if options.memories else None,
+        "glossary_id": options.glossary,
+        "use_cache": options.use_cache,
+        "characters": job.characters,
     }
 
 

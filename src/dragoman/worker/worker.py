@@ -58,7 +58,18 @@ class _Unit:
 
 
 class BatchWorker:
-    def __init__(self, runtime: Runtime, *, name: str, pool: Pool, engines: Engines) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        name: str,
+        pool: Pool,
+        engines: Engines,
+        reuse: Reuse,
+        terminology: Terminology,
+    ) -> None:
+        """``reuse`` and ``terminology`` are the process's, shared by its workers (one
+        segment cache writer, one set of compiled glossaries)."""
         self.name = name
         self.pool = pool
         self._settings = runtime.settings
@@ -68,8 +79,8 @@ class BatchWorker:
         self._metrics = runtime.metrics
         self._engines = engines
         self._registration = Registration(self, runtime, warm_models=engines.warm_models)
-        self._reuse = Reuse(runtime, engines=engines)
-        self._terminology = Terminology(runtime, engines=engines)  # glossaries, kept by id
+        self._reuse = reuse
+        self._terminology = terminology  # glossaries, kept by id
         self.busy_with: str | None = None
         self._draining = asyncio.Event()
         self._holding = False

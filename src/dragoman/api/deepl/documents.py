@@ -1,9 +1,10 @@
 """DeepL's document translation as dragoman file jobs.
 
 An upload is a file job of one file (``FileJobs.submit``, charged there with the
-characters of its text) whose ``document_key`` is a random secret; the job id is the
-``document_id``. Status and result need both: a wrong key, a job that was not uploaded as a
-document, or another tenant's document are all DeepL's 404, so ids are never confirmed.
+characters of its text, which the job keeps for ``billed_characters``) whose
+``document_key`` is a random secret; the job id is the ``document_id``. Status and result
+need both: a wrong key, a job that was not uploaded as a document, or another tenant's
+document are all DeepL's 404, so ids are never confirmed.
 Job states read as DeepL's: queued and submitted are ``queued``, running is
 ``translating`` (with ``seconds_remaining``, estimated from the job's progress), succeeded
 is ``done`` (with ``billed_characters``), failed and cancelled are ``error``.
@@ -14,7 +15,6 @@ again until the job's retention (``DRAGOMAN_RESULT_RETENTION_S``) ends.
 
 from __future__ import annotations
 
-import asyncio
 import hmac
 import math
 import secrets
@@ -64,7 +64,8 @@ async def document_of(
     """The caller's document ``document_id``, if ``document_key`` is its key; else a 404."""
     key = params.required("document_key")
     job = await service.manager.get(document_id, tenant)
-    if job.document_key is None or not hmac.compare_digest(job.document_key, key):
+    stored_key = job.options.document_key
+    if stored_key is None or not hmac.compare_digest(stored_key, key):
         raise DeepLRefusal("Document not found", 404)
     return job
 
@@ -76,7 +77,7 @@ async def status_of(service: ApiParts, job: Job) -> dict[str, Any]:
         body["seconds_remaining"] = seconds_remaining(job)
     elif state == "done":
         body["seconds_remaining"] = 0
-        body["billed_characters"] = await billed_characters(service, job)
+        body["billed_characters"] = await service.files.characters(job)
     elif state == "error":
         reason = job.error.message if job.error else f"the job was {job.status}"
         body["error_message"] = body["message"] = reason  # "message": DeepL's older name
@@ -91,18 +92,6 @@ def seconds_remaining(job: Job) -> int:
         elapsed_s = max((utcnow() - job.started_at).total_seconds(), 0.001)
         pace = job.segments_done / elapsed_s
     return max(1, math.ceil(left / pace))
-
-
-async def billed_characters(service: ApiParts, job: Job) -> int:
-    """The characters of the document's text, as its upload was charged (tags left out)."""
-    found = await service.store.source_file(job.id, 0)
-    if found is None:
-        return 0
-    stored, document = found
-    name = document.name
-    fmt = for_file(name, stored.format)
-    units = await asyncio.to_thread(fmt.extract, stored.content, filename=name)
-    return sum(len(unit.plain) for unit in units)
 
 
 def not_ready(job: Job) -> DeepLRefusal:

@@ -67,7 +67,7 @@ async def glossary_terms(
 ) -> Terms | None:
     """The terms of the tenant's glossary ``glossary_id`` for ``pair`` (refusals worded in
     ``errors``: not the tenant's, or of another pair)."""
-    return await service.manager.terminology.terms_for(glossary_id, tenant, pair)
+    return await service.terminology.terms_for(glossary_id, tenant, pair)
 
 
 @router.api_route("/v2/glossary-language-pairs", methods=_READ)
@@ -93,7 +93,7 @@ async def create(request: Request, service: Service) -> Response:
         target = dragoman_code(params.required("target_lang"), "target_lang")
         entries = params.required("entries")
         fmt = params.choice("entries_format", ("tsv", "csv"), "tsv")
-        terminology = service.manager.terminology
+        terminology = service.terminology
         try:
             pair = terminology.pair_of(source, target)
         except UnsupportedPair:
@@ -108,7 +108,7 @@ async def create(request: Request, service: Service) -> Response:
 def _rows(service: ApiParts, entries: str, fmt: str, pair: Pair) -> list[Row]:
     """The rows of DeepL's ``entries``; a mistake is DeepL's 400 saying where it is."""
     try:
-        return service.manager.terminology.rows_of_table(entries.encode(), fmt, pair)
+        return service.terminology.rows_of_table(entries.encode(), fmt, pair)
     except PayloadTooLarge:
         raise
     except ClientError as exc:
@@ -118,7 +118,7 @@ def _rows(service: ApiParts, entries: str, fmt: str, pair: Pair) -> list[Row]:
 @router.get("/v2/glossaries")
 async def list_all(request: Request, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
-        found = await service.manager.terminology.list_glossaries(tenant)
+        found = await service.terminology.list_glossaries(tenant)
         return {"glossaries": [glossary_object(g) for g in found]}
 
     return await handle(request, use)
@@ -139,7 +139,7 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
         if TSV not in accept and "*/*" not in accept:
             raise DeepLRefusal(f"Unsupported Accept header: entries are given as {TSV}", 415)
         await _glossary(service, glossary_id, tenant)
-        found = await service.manager.terminology.entries(glossary_id, tenant)
+        found = await service.terminology.entries(glossary_id, tenant)
         return Response(to_tsv(found[1]), media_type=f"{TSV}; charset=utf-8")
 
     return await handle(request, use)
@@ -149,7 +149,7 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
 async def delete(request: Request, glossary_id: str, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
         await _glossary(service, glossary_id, tenant)
-        await service.manager.terminology.delete(glossary_id, tenant)
+        await service.terminology.delete(glossary_id, tenant)
         return Response(status_code=204)
 
     return await handle(request, use)
@@ -157,6 +157,6 @@ async def delete(request: Request, glossary_id: str, service: Service) -> Respon
 
 async def _glossary(service: ApiParts, glossary_id: str, tenant: str | None) -> Glossary:
     try:
-        return await service.manager.terminology.get(glossary_id, tenant)
+        return await service.terminology.get(glossary_id, tenant)
     except NotFound:
         raise DeepLRefusal("Glossary not found", 404) from None

@@ -38,9 +38,9 @@ from dragoman.api.deepl.text import check_formality, text_options, translate_tex
 from dragoman.api.deps import ApiParts, Service
 from dragoman.api.downloads import attachment
 from dragoman.detection import AUTO
-from dragoman.files import Upload
 from dragoman.formats import for_file
-from dragoman.models import JobStatus, Pair
+from dragoman.jobs.files import Upload
+from dragoman.models import JobOptions, JobStatus, Pair
 
 router = APIRouter(tags=["deepl"], include_in_schema=False)
 
@@ -92,7 +92,7 @@ async def deepl_languages(request: Request, service: Service) -> Response:
 @router.api_route("/v2/usage", methods=_READ)
 async def deepl_usage(request: Request, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
-        report = await service.manager.usage.report(tenant)
+        report = await service.usage.report(tenant)
         return {
             "character_count": report.characters,
             "character_limit": report.character_limit or NO_LIMIT,
@@ -123,9 +123,8 @@ async def deepl_document(request: Request, service: Service) -> Response:
             raise DeepLRefusal(f"{name} is larger than {limit} bytes", 413)
         key = new_key()
         upload = Upload(name, content)
-        job = await service.files.submit(
-            tenant=tenant, pair=pair, uploads=[upload], document_key=key, glossary=glossary
-        )
+        options = JobOptions(document_key=key, glossary=glossary)
+        job = await service.files.submit(tenant, pair, [upload], options)
         return {"document_id": job.id, "document_key": key}
 
     return await handle(request, use)

@@ -26,8 +26,8 @@ from dragoman.api.libretranslate.errors import LtRefusal, answer
 from dragoman.api.libretranslate.params import LtParams, read_params, tenant_of
 from dragoman.detection import AUTO
 from dragoman.errors import DragomanError
-from dragoman.files import Upload
 from dragoman.formats import FORMATS, for_file, translated_name
+from dragoman.jobs.files import Upload
 from dragoman.languages import canonical, english_name
 from dragoman.models import JobStatus, Pair
 from dragoman.translation import TextRequest
@@ -128,7 +128,7 @@ async def lt_translate_file(request: Request, service: Service) -> Response:
         content = await part.read(limit + 1)
         if len(content) > limit:
             raise LtRefusal(f"Invalid request: {name} is larger than {limit} bytes")
-        job = await service.files.submit(tenant=tenant, pair=pair, uploads=[Upload(name, content)])
+        job = await service.files.submit(tenant, pair, [Upload(name, content)])
         await _wait(service, job.id, tenant)
         url = f"{str(request.base_url).rstrip('/')}/download_file/{job.id}/"
         return {"translatedFileUrl": url + quote(translated_name(name, pair.target))}

@@ -2,12 +2,15 @@
 finished (or running) job gives each file back in its own format.
 
 The upload's bytes and layout are stored with the job, so any API process can rebuild a
-file later; workers see only segments.
+file later; workers see only segments. The checks of the submission itself are the
+manager's ``admit``; only what is about the files (how many, how big, what is in them) is
+checked here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,8 +18,8 @@ from dataclasses import dataclass
 from dragoman.detection import AUTO, sample
 from dragoman.errors import InvalidRequest, NotFinished, NotFound, PayloadTooLarge
 from dragoman.formats import SPLIT_BUDGET_S, for_file, prepare, rebuild, translated_name
-from dragoman.manager import BatchRequestsManager
-from dragoman.models import Document, Job, JobStatus, Pair, Priority, SourceFile
+from dragoman.jobs import BatchRequestsManager
+from dragoman.models import Document, Job, JobOptions, JobStatus, Pair, SourceFile
 from dragoman.runtime import Runtime
 
 
@@ -45,6 +48,27 @@ def _samples(uploads: Sequence[Upload]) -> list[str]:
     return out
 
 
+def _documents(
+    languages: Sequence[str], uploads: Sequence[Upload], segmentation: bool, auto: bool
+) -> list[Document]:
+    documents = []
+    split_until = time.monotonic() + SPLIT_BUDGET_S  # for the whole upload
+    for source, upload in zip(languages, uploads, strict=True):
+        fmt = for_file(upload.filename, upload.format)
+        prepared = prepare(
+            fmt,
+            upload.content,
+            filename=upload.filename,
+            source_lang=source,
+            segmentation=segmentation,
+            split_until=split_until,
+        )
+        stored = SourceFile(fmt.name, upload.content, tuple(prepared.layout))
+        detected = source if auto else None
+        documents.append(Document(upload.filename, prepared.segments, stored, detected))
+    return documents
+
+
 class FileJobs:
     def __init__(self, runtime: Runtime, manager: BatchRequestsManager) -> None:
         self._settings = runtime.settings
@@ -53,82 +77,44 @@ class FileJobs:
 
     async def submit(
         self,
-        *,
         tenant: str | None,
         pair: Pair,
         uploads: Sequence[Upload],
-        priority: Priority = Priority.NORMAL,
-        engine: str | None = None,
+        options: JobOptions = JobOptions(),
+        *,
         segmentation: bool = True,
-        callback_url: str | None = None,
-        document_key: str | None = None,
-        memories: tuple[str, ...] = (),
-        glossary: str | None = None,
-        use_cache: bool = True,
     ) -> Job:
         """A job of the files' sentences; ``ClientError`` naming the first bad file."""
+        self._check(uploads)
+        auto = pair.source == AUTO
+        languages = [pair.source] * len(uploads)
+        if auto:
+            samples = await asyncio.to_thread(_samples, uploads)
+            found = await self._manager.detect(pair.target, samples, options.engine)
+            languages = [detection.language for detection in found]
+        documents = await asyncio.to_thread(_documents, languages, uploads, segmentation, auto)
+        if not any(doc.segments for doc in documents):
+            names = ", ".join(u.filename for u in uploads)
+            raise InvalidRequest(f"nothing to translate in {names}")
+        options = dataclasses.replace(options, markup=True)
+        return await self._manager.submit(tenant, pair, documents, options)
+
+    def _check(self, uploads: Sequence[Upload]) -> None:
+        """How many files and how big: before any of them is read."""
         if not uploads:
             raise InvalidRequest("no file given: send one or more parts named 'files'")
-        await self._manager.check_callback(callback_url)
-        # Before the files are read: a glossary that does not fit is a cheap refusal.
-        source = None if pair.source == AUTO else pair.source
-        await self._manager.terminology.check(glossary, tenant, source, pair.target)
         if len(uploads) > self._settings.max_files_per_job:
             raise PayloadTooLarge(
                 f"{len(uploads)} files exceed the limit of "
                 f"{self._settings.max_files_per_job} per job"
             )
+        limit = self._settings.max_file_bytes
         for upload in uploads:
-            if len(upload.content) > self._settings.max_file_bytes:
+            if len(upload.content) > limit:
                 raise PayloadTooLarge(
-                    f"{upload.filename}: {len(upload.content)} bytes exceed the limit of "
-                    f"{self._settings.max_file_bytes} per file (DRAGOMAN_MAX_FILE_BYTES)"
+                    f"{upload.filename}: larger than the limit of {limit} bytes per file "
+                    "(DRAGOMAN_MAX_FILE_BYTES)"
                 )
-        languages = [pair.source] * len(uploads)
-        if pair.source == AUTO:
-            samples = await asyncio.to_thread(_samples, uploads)
-            found = await self._manager.detect(pair.target, samples, engine)
-            languages = [detection.language for detection in found]
-        documents = await asyncio.to_thread(
-            self._documents, languages, uploads, segmentation, pair.source == AUTO
-        )
-        if not any(doc.segments for doc in documents):
-            names = ", ".join(u.filename for u in uploads)
-            raise InvalidRequest(f"nothing to translate in {names}")
-        return await self._manager.submit(
-            tenant=tenant,
-            pair=pair,
-            documents=documents,
-            priority=priority,
-            engine=engine,
-            markup=True,
-            callback_url=callback_url,
-            document_key=document_key,
-            memories=memories,
-            glossary=glossary,
-            use_cache=use_cache,
-        )
-
-    @staticmethod
-    def _documents(
-        languages: Sequence[str], uploads: Sequence[Upload], segmentation: bool, auto: bool
-    ) -> list[Document]:
-        documents = []
-        split_until = time.monotonic() + SPLIT_BUDGET_S  # for the whole upload
-        for source, upload in zip(languages, uploads, strict=True):
-            fmt = for_file(upload.filename, upload.format)
-            prepared = prepare(
-                fmt,
-                upload.content,
-                filename=upload.filename,
-                source_lang=source,
-                segmentation=segmentation,
-                split_until=split_until,
-            )
-            stored = SourceFile(fmt.name, upload.content, tuple(prepared.layout))
-            detected = source if auto else None
-            documents.append(Document(upload.filename, prepared.segments, stored, detected))
-        return documents
 
     async def download(
         self, job_id: str, ordinal: int, tenant: str | None, *, partial: bool = False
@@ -158,3 +144,16 @@ class FileJobs:
             origins=document.origins,
         )
         return TranslatedFile(translated_name(name, job.target_lang), fmt.media_type, content)
+
+    async def characters(self, job: Job) -> int:
+        """The characters a file job was charged; for a job stored before they were kept,
+        those of its first file's text (tags left out), read again from the stored file."""
+        if job.characters is not None:
+            return job.characters
+        found = await self._store.source_file(job.id, 0)
+        if found is None:
+            return 0
+        stored, document = found
+        fmt = for_file(document.name, stored.format)
+        units = await asyncio.to_thread(fmt.extract, stored.content, filename=document.name)
+        return sum(len(unit.plain) for unit in units)
