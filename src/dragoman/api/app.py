@@ -10,24 +10,15 @@ from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from dragoman import __version__
-from dragoman.api import (
-    deepl,
-    files,
-    fleet,
-    glossaries,
-    health,
-    jobs,
-    libretranslate,
-    memories,
-    translate,
-)
+from dragoman.api import deepl, health, libretranslate
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
-from dragoman.api.files import FilesJobIn
-from dragoman.api.glossaries import GlossaryFileIn, GlossaryIn
 from dragoman.api.limits import BodyLimit
 from dragoman.api.openapi import add_bodies, tailor_openapi
-from dragoman.api.schemas import JobIn
+from dragoman.api.v1 import files, fleet, glossaries, jobs, memories, translate
+from dragoman.api.v1.files import FilesJobIn
+from dragoman.api.v1.glossaries import GlossaryFileIn, GlossaryIn
+from dragoman.api.v1.schemas import JobIn
 from dragoman.api.web import Site, web_router
 
 

@@ -1,4 +1,6 @@
-"""Optional bearer API keys; each key belongs to one tenant."""
+"""Optional API keys; each key belongs to one tenant. Every API finds the tenant here, from
+the key it presents where that API's clients put it: ``key_in_header`` and ``tenant_for``.
+A missing or unknown key is ``Unauthorized``, which each API words in its own shape."""
 
 from __future__ import annotations
 
@@ -7,18 +9,27 @@ from fastapi import Request
 from dragoman.errors import Forbidden, Unauthorized
 
 
-async def tenant_of(request: Request) -> str | None:
-    """The caller's tenant, or None when authentication is off (``DRAGOMAN_API_KEYS`` unset).
+def key_in_header(request: Request, schemes: tuple[str, ...] = ("bearer",)) -> str | None:
+    """The key of an ``Authorization: <scheme> <key>`` header with one of ``schemes``."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() in schemes else None
 
-    Async on purpose: FastAPI runs plain-function dependencies in a thread pool."""
+
+def tenant_for(request: Request, key: str | None) -> str | None:
+    """The tenant of ``key``; None when authentication is off (``DRAGOMAN_API_KEYS`` unset)."""
     keys: dict[str, str] = request.app.state.tenants_by_key
     if not keys:
         return None
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    tenant = keys.get(token.strip()) if scheme.lower() == "bearer" else None
+    tenant = keys.get(key or "")
     if tenant is None:
         raise Unauthorized("a valid 'Authorization: Bearer <key>' header is required")
     return tenant
+
+
+async def tenant_of(request: Request) -> str | None:
+    """``/v1``'s caller: a bearer key. Async on purpose: FastAPI runs plain-function
+    dependencies in a thread pool."""
+    return tenant_for(request, key_in_header(request))
 
 
 async def operator_of(request: Request) -> str | None:

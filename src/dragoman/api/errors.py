@@ -12,7 +12,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 from starlette.routing import Match, compile_path
 
-from dragoman.api.schemas import ErrorOut
+from dragoman.api.v1.schemas import ErrorOut
 from dragoman.errors import ClientError, DragomanError, TooManyRequests, TransientError
 
 log = logging.getLogger(__name__)

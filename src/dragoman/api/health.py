@@ -8,7 +8,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from dragoman.api.deps import Service
 from dragoman.api.errors import error_responses
-from dragoman.api.schemas import HealthOut, ReadyOut
+from dragoman.api.v1.schemas import HealthOut, ReadyOut
 from dragoman.errors import StoreUnavailable
 
 router = APIRouter(tags=["health"])

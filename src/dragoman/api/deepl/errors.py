@@ -22,6 +22,7 @@ from dragoman.errors import (
     QuotaExceeded,
     TooManyRequests,
     TransientError,
+    Unauthorized,
     UnknownGlossary,
     UnsupportedPair,
 )
@@ -78,13 +79,16 @@ def refusal(exc: Exception) -> DeepLRefusal:
 
 
 def _status(exc: ClientError) -> int:
-    for kind, status in ((NotFound, 404), (PayloadTooLarge, 413), (Forbidden, 403)):
+    kinds = ((NotFound, 404), (PayloadTooLarge, 413), (Forbidden, 403), (Unauthorized, 403))
+    for kind, status in kinds:
         if isinstance(exc, kind):
             return status
     return 400
 
 
 def _worded(exc: ClientError) -> str:
+    if isinstance(exc, Unauthorized):
+        return "Authorization failure: the auth key is missing or not valid"
     if isinstance(exc, UnknownGlossary):
         return "Glossary not found"
     if isinstance(exc, GlossaryMismatch):

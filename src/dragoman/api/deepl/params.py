@@ -18,6 +18,7 @@ from typing import Any
 from fastapi import Request, Response
 from starlette.datastructures import UploadFile
 
+from dragoman.api.auth import key_in_header, tenant_for
 from dragoman.api.bodies import Params, read_values
 from dragoman.api.deepl.errors import DeepLRefusal, answer, unsupported
 
@@ -93,19 +94,9 @@ async def read_params(request: Request) -> DeepLParams:
 
 def tenant_of(request: Request, params: DeepLParams) -> str | None:
     """The tenant of the caller's key; None when no keys are configured (any key, or none,
-    is accepted then). A missing or unknown key is DeepL's 403."""
-    keys: dict[str, str] = request.app.state.tenants_by_key
-    if not keys:
-        return None
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() in ("deepl-auth-key", "bearer"):
-        key = token.strip()
-    else:
-        key = params.text("auth_key") or ""
-    tenant = keys.get(key)
-    if tenant is None:
-        raise DeepLRefusal("Authorization failure: the auth key is missing or not valid", 403)
-    return tenant
+    is accepted then)."""
+    key = key_in_header(request, ("deepl-auth-key", "bearer"))
+    return tenant_for(request, key if key is not None else params.text("auth_key"))
 
 
 Use = Callable[[DeepLParams, str | None], Awaitable[Any]]

@@ -16,6 +16,7 @@ from dragoman.errors import (
     PayloadTooLarge,
     TooManyRequests,
     TransientError,
+    Unauthorized,
     UnknownLanguage,
     UnsupportedPair,
 )
@@ -44,7 +45,8 @@ async def answer(work: Awaitable[Any]) -> Response:
 def refusal(exc: Exception) -> JSONResponse:
     status, headers = 500, None
     if isinstance(exc, ClientError):
-        status = exc.status if exc.status in (403, 404, 409, 429) else 400
+        status = 403 if isinstance(exc, Unauthorized) else exc.status
+        status = status if status in (403, 404, 409, 429) else 400
     if isinstance(exc, TooManyRequests | TransientError):
         status = 429 if isinstance(exc, TooManyRequests) else 503
         headers = {"Retry-After": str(exc.retry_after_s)}
@@ -55,6 +57,8 @@ def refusal(exc: Exception) -> JSONResponse:
 
 def message(exc: Exception) -> str:
     """LibreTranslate's wording where it has its own."""
+    if isinstance(exc, Unauthorized):
+        return "Invalid API key"
     if isinstance(exc, UnknownLanguage):
         return f"{exc.language} is not supported"
     if isinstance(exc, UnsupportedPair) and exc.missing is not None:

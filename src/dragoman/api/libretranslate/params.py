@@ -14,6 +14,7 @@ from typing import Any
 from fastapi import Request
 from starlette.datastructures import UploadFile
 
+from dragoman.api.auth import key_in_header, tenant_for
 from dragoman.api.bodies import Params, read_values
 from dragoman.api.libretranslate.errors import LtRefusal
 
@@ -67,16 +68,5 @@ async def read_params(request: Request) -> LtParams:
 
 
 def tenant_of(request: Request, params: LtParams) -> str | None:
-    """The tenant of ``api_key`` (or of a bearer key); None when no keys are configured.
-    A missing or unknown key is LibreTranslate's 403."""
-    keys: dict[str, str] = request.app.state.tenants_by_key
-    if not keys:
-        return None
-    key = params.text("api_key")
-    if not key:
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        key = token.strip() if scheme.lower() == "bearer" else None
-    tenant = keys.get(key or "")
-    if tenant is None:
-        raise LtRefusal("Invalid API key", 403)
-    return tenant
+    """The tenant of ``api_key`` (or of a bearer key); None when no keys are configured."""
+    return tenant_for(request, params.text("api_key") or key_in_header(request))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
@@ -12,9 +11,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
+from dragoman.api.downloads import attachment
 from dragoman.api.errors import error_responses
-from dragoman.api.forms import multipart, text_field
-from dragoman.api.schemas import (
+from dragoman.api.multipart import multipart, text_field
+from dragoman.api.v1.schemas import (
     CALLBACK_URL,
     GLOSSARY_ID_PATTERN,
     MAX_CALLBACK_URL,
@@ -208,18 +208,7 @@ async def get_file(
 ) -> Response:
     """The n-th uploaded file, translated; 409 ``not_finished`` until the job succeeded."""
     found = await service.files.download(job_id, n, tenant, partial=partial)
-    disposition = f'attachment; filename="{_ascii(found.filename)}"'
-    if not found.filename.isascii():
-        disposition += f"; filename*=UTF-8''{quote(found.filename)}"
-    return Response(
-        found.content,
-        media_type=found.media_type,
-        headers={"Content-Disposition": disposition},
-    )
-
-
-def _ascii(name: str) -> str:
-    return "".join(c if " " <= c <= "~" and c not in '"\\' else "_" for c in name)
+    return attachment(found.content, found.media_type, found.filename)
 
 
 @router.get("/v1/formats", response_model=FormatsOut, responses=error_responses(401))

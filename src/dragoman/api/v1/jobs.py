@@ -9,9 +9,10 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, Field, ValidationError
 
 from dragoman.api.deps import Service, Tenant
+from dragoman.api.downloads import attachment
 from dragoman.api.errors import error_responses
-from dragoman.api.files import submit_files
-from dragoman.api.schemas import (
+from dragoman.api.v1.files import submit_files
+from dragoman.api.v1.schemas import (
     DocumentResult,
     JobIn,
     JobList,
@@ -158,11 +159,7 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult
 async def get_tmx(job_id: str, service: Service, tenant: Tenant) -> Response:
     """The job's translations so far as TMX 1.4, to review and import as a memory."""
     job, content = await service.manager.tmx(job_id, tenant)
-    return Response(
-        content,
-        media_type=TMX_MEDIA_TYPE,
-        headers={"Content-Disposition": f'attachment; filename="{job.id}.tmx"'},
-    )
+    return attachment(content, TMX_MEDIA_TYPE, f"{job.id}.tmx")
 
 
 class DocumentSources(BaseModel):

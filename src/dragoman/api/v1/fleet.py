@@ -14,7 +14,7 @@ from pydantic import BaseModel, Field
 from dragoman.api.auth import operator_of
 from dragoman.api.deps import Service
 from dragoman.api.errors import error_responses
-from dragoman.api.schemas import ErrorBody
+from dragoman.api.v1.schemas import ErrorBody
 from dragoman.fleet import FleetView, PoolView
 from dragoman.models import Pool, WorkerInfo
 

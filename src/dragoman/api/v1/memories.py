@@ -11,8 +11,8 @@ from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
-from dragoman.api.forms import multipart
-from dragoman.api.schemas import MEMORY_NAME_PATTERN, ErrorOut
+from dragoman.api.multipart import multipart
+from dragoman.api.v1.schemas import MEMORY_NAME_PATTERN, ErrorOut
 from dragoman.errors import InvalidRequest, PayloadTooLarge
 from dragoman.models import MemoryInfo
 

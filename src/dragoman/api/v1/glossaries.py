@@ -13,8 +13,8 @@ from starlette.datastructures import UploadFile
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
-from dragoman.api.forms import multipart, required_field, text_field
-from dragoman.api.schemas import Absent, Language, form_schema
+from dragoman.api.multipart import multipart, required_field, text_field
+from dragoman.api.v1.schemas import Absent, Language, form_schema
 from dragoman.errors import InvalidRequest, UnsupportedFormat
 from dragoman.glossaries.entries import FORMATS, from_json
 from dragoman.models import Glossary

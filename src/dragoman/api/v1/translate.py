@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
-from dragoman.api.schemas import (
+from dragoman.api.v1.schemas import (
     DetectedLanguage,
     LanguagesOut,
     ModelOut,
