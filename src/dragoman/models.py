@@ -140,6 +140,8 @@ class JobOptions:
     use_cache: bool = True
     # The secret of a job submitted through the DeepL facade's document upload.
     document_key: str | None = None
+    # Words the engine does not know come back marked (Apertium's "*word").
+    mark_unknown: bool = False
 
 
 @dataclass(slots=True)

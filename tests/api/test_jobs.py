@@ -123,3 +123,29 @@ async def test_an_unknown_job_is_404(client: httpx.AsyncClient) -> None:
         await client.delete("/v1/jobs/nope"),
     ):
         assert_error(response, 404, "not_found")
+
+
+async def test_a_job_asks_for_unknown_words_marked_or_gets_them_unmarked(
+    client: httpx.AsyncClient,
+) -> None:
+    """The marked and the unmarked job share a batch and the cache, and neither gets the
+    other's answer."""
+    segments = ["The zorblax eats apples.", "The cat sleeps."]
+    plain = await client.post("/v1/jobs", json=job_body(*segments))
+    marked = await client.post("/v1/jobs", json=job_body(*segments, mark_unknown=True))
+    assert plain.status_code == marked.status_code == 202, marked.text
+    for answer in (plain, marked):
+        await finished(client, answer.json()["id"])
+    unmarked = (await client.get(f"/v1/jobs/{plain.json()['id']}/result")).json()
+    with_marks = (await client.get(f"/v1/jobs/{marked.json()['id']}/result")).json()
+    first, second = unmarked["documents"][0]["segments"], with_marks["documents"][0]["segments"]
+    assert "zorblax" in first[0] and "*" not in first[0]
+    assert "*zorblax" in second[0]
+    assert first[1] == second[1]  # a known sentence is the same either way
+    page = b"<p>The zorblax eats apples.</p>"
+    data = {"source_lang": "en", "target_lang": "es", "mark_unknown": "true"}
+    upload = await client.post("/v1/jobs", files={"files": ("a.html", page)}, data=data)
+    assert upload.status_code == 202, upload.text
+    await finished(client, upload.json()["id"])
+    translated = await client.get(f"/v1/jobs/{upload.json()['id']}/files/0")
+    assert "*zorblax" in translated.text

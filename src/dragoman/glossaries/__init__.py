@@ -198,17 +198,23 @@ class Terminology:
         self, engine: str, pair: Pair, jobs: Sequence[tuple[Job, str]]
     ) -> list[str]:
         """One chunk of a worker's batch: each segment of ``jobs`` (its job, its text)
-        translated in one engine call per kind (file jobs' segments carry inline codes),
+        translated in one engine call per kind (file jobs' segments carry inline codes; a
+        job may ask for unknown words marked),
         keeping its job's glossary where that glossary is for ``pair`` (a job with ``auto``
         has documents of other languages)."""
         out: list[str] = [""] * len(jobs)
-        for marked in (False, True):
-            indices = [i for i, (job, _) in enumerate(jobs) if job.markup is marked]
+        for marked, marks in ((False, False), (True, False), (False, True), (True, True)):
+            indices = [
+                i
+                for i, (job, _) in enumerate(jobs)
+                if (job.markup, job.options.mark_unknown) == (marked, marks)
+            ]
             if not indices:
                 continue
             items = [(jobs[i][1], await self._terms_of(jobs[i][0], pair)) for i in indices]
             call = self._engines.translate_marked if marked else self._engines.translate
-            done = await keep_terms(functools.partial(call, engine, pair), items, marked=marked)
+            run = functools.partial(call, engine, pair, mark_unknown=marks)
+            done = await keep_terms(run, items, marked=marked)
             for i, text in zip(indices, done, strict=True):
                 out[i] = text
         return out

@@ -81,7 +81,8 @@ class Reuse:
         cache_keys: dict[int, bytes] = {}
         for unit in units:
             pair = Pair(unit.source_lang, unit.target_lang)
-            version = self._version(unit.engine, pair) if self.caches(job) else None
+            marks = job.options.mark_unknown
+            version = self._version(unit.engine, pair, marks) if self.caches(job) else None
             first = unit.first_position or 0
             end = unit.end_position if unit.end_position is not None else len(segments)
             for position in range(first, end):
@@ -185,14 +186,15 @@ class Reuse:
         if not self._settings.cache:
             return outputs
         keyed: list[tuple[int, bytes]] = []
-        versions: dict[tuple[str, Pair], str | None] = {}
+        versions: dict[tuple[str, Pair, bool], str | None] = {}
         for i, ((job, source), output) in enumerate(zip(chunk, outputs, strict=True)):
             if job is None or not job.use_cache or not _acceptable(job, source, output):
                 continue
             pair = Pair(job.source_lang, job.target_lang)
-            if (job.engine, pair) not in versions:
-                versions[(job.engine, pair)] = self._version(job.engine, pair)
-            version = versions[(job.engine, pair)]
+            which = (job.engine, pair, job.options.mark_unknown)
+            if which not in versions:
+                versions[which] = self._version(*which)
+            version = versions[which]
             if version is not None:
                 keyed.append((i, self._key(job, version, pair, source)))
         if not keyed:

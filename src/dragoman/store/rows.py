@@ -71,6 +71,7 @@ def to_job(row: Any) -> Job:
             glossary=row.glossary_id,
             use_cache=bool(row.use_cache),
             document_key=row.document_key,
+            mark_unknown=bool(row.mark_unknown),
         ),
         characters=row.characters,
     )
@@ -102,6 +103,7 @@ def job_row(job: Job) -> dict[str, Any]:
         "memories": json.dumps(list(options.memories)) if options.memories else None,
         "glossary_id": options.glossary,
         "use_cache": options.use_cache,
+        "mark_unknown": options.mark_unknown,
         "characters": job.characters,
     }
 

@@ -62,6 +62,7 @@ jobs = Table(
     Column("memories", Text),  # JSON list of memory names; null: none
     Column("glossary_id", String(64)),
     Column("use_cache", Boolean, nullable=False, default=True, server_default=true()),
+    Column("mark_unknown", Boolean, nullable=False, default=False, server_default=false()),
     Column("characters", Integer),  # charged at submit; null: a job stored before 0012
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),

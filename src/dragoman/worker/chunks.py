@@ -8,6 +8,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dragoman.engines import Engines, Pair
 from dragoman.models import Job
 
+# What a segment is to an engine: text with inline codes or not, unknown words marked or not.
+KINDS = ((True, False), (False, False), (True, True), (False, True))
+
+
+def kind(job: Job) -> tuple[bool, bool]:
+    return job.markup, job.options.mark_unknown
+
+
 # A chunk's segments: each with its job (which says whether the text carries inline codes,
 # and which glossary it keeps).
 Items = Sequence[tuple[Job, str]]
@@ -17,12 +25,12 @@ WithTerms = Callable[[str, Pair, Items], Awaitable[list[str]]]
 async def translate_chunk(
     engines: Engines, with_terms: WithTerms, engine: str, pair: Pair, items: Items
 ) -> list[str]:
-    """One engine batch. A segment repeated in the chunk (same text, same kind, same
-    glossary) is translated once and its translation copied to every occurrence: each
-    segment's translation is the one it gets alone, so the copies are exact (for a neural
-    engine, the first result wins, and repeats stay consistent)."""
-    keys = [(job.markup, job.glossary, text) for job, text in items]
-    first: dict[tuple[bool, str | None, str], int] = {}
+    """One engine batch per kind (``KINDS``). A segment repeated in the chunk (same text,
+    same kind, same glossary) is translated once and its translation copied to every
+    occurrence: each segment's translation is the one it gets alone, so the copies are
+    exact (for a neural engine, the first result wins, and repeats stay consistent)."""
+    keys = [(job.markup, job.options.mark_unknown, job.glossary, text) for job, text in items]
+    first: dict[tuple[bool, bool, str | None, str], int] = {}
     for index, key in enumerate(keys):
         first.setdefault(key, index)
     distinct = [items[index] for index in first.values()]
@@ -37,12 +45,13 @@ async def _translate(
     if any(job.glossary for job, _ in items):
         return await with_terms(engine, pair, items)
     out: list[str] = [""] * len(items)
-    for markup in (True, False):
-        indices = [i for i, (job, _) in enumerate(items) if job.markup is markup]
+    for markup, marks in KINDS:
+        indices = [i for i, (job, _) in enumerate(items) if kind(job) == (markup, marks)]
         if not indices:
             continue
         translate = engines.translate_marked if markup else engines.translate
-        outputs = await translate(engine, pair, [items[i][1] for i in indices])
+        texts = [items[i][1] for i in indices]
+        outputs = await translate(engine, pair, texts, mark_unknown=marks)
         for i, text in zip(indices, outputs, strict=True):
             out[i] = text
     return out

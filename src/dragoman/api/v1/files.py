@@ -82,6 +82,11 @@ class FilesForm(BaseModel):
         description="'false': every segment goes to the engine, and nothing is reused later",
         json_schema_extra={"enum": ["true", "false"]},
     )
+    mark_unknown: str = Field(
+        "false",
+        description="'true': words the engine does not know come back marked ('*word')",
+        json_schema_extra={"enum": ["true", "false"]},
+    )
 
     @field_validator("segmentation")
     @classmethod
@@ -101,7 +106,7 @@ class FilesForm(BaseModel):
             raise ValueError(f"at most {MAX_MEMORIES} names")
         return value
 
-    @field_validator("cache")
+    @field_validator("cache", "mark_unknown")
     @classmethod
     def _flag(cls, value: str) -> str:
         if value.lower() not in ("true", "false"):
@@ -119,6 +124,7 @@ class FilesForm(BaseModel):
             memories=_names(self.memories),
             glossary=self.glossary,
             use_cache=self.cache == "true",
+            mark_unknown=self.mark_unknown == "true",
         )
 
 

@@ -149,6 +149,15 @@ def source_of(code: str) -> str:
     return AUTO if code.lower() == AUTO else canonical(code)
 
 
+MarkUnknown = Annotated[
+    StrictBool,
+    Field(
+        description="Words the engine does not know come back marked (Apertium's '*word'); "
+        "by default they come back as they are"
+    ),
+]
+
+
 class JobIn(_Strict):
     source_lang: SourceLanguage = Field(examples=["en"])
     target_lang: Language = Field(examples=["es"])
@@ -159,6 +168,7 @@ class JobIn(_Strict):
     memories: Memories = []
     glossary: GlossaryId = None
     cache: UseCache = True
+    mark_unknown: MarkUnknown = False
 
     def pair(self) -> Pair:
         return Pair(source_of(self.source_lang), canonical(self.target_lang))
@@ -171,6 +181,7 @@ class JobIn(_Strict):
             memories=tuple(self.memories),
             glossary=self.glossary,
             use_cache=self.cache,
+            mark_unknown=self.mark_unknown,
         )
 
 
@@ -180,11 +191,7 @@ class TranslateIn(_Strict):
     segments: list[Segment] = Field(min_length=1, examples=[["Hello world."]])
     engine: EngineName = None
     glossary: GlossaryId = None
-    mark_unknown: bool = Field(
-        False,
-        description="Words the engine does not know come back marked (Apertium's '*word'); "
-        "by default they come back as they are",
-    )
+    mark_unknown: MarkUnknown = False
 
 
 class DetectedLanguage(BaseModel):
