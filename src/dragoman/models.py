@@ -182,22 +182,6 @@ class Job:
     # Read-only views of ``options`` for the feature code that reads them (reuse,
     # glossaries, webhooks); new code reads ``job.options``.
     @property
-    def markup(self) -> bool:
-        return self.options.markup
-
-    @property
-    def callback_url(self) -> str | None:
-        return self.options.callback_url
-
-    @property
-    def glossary(self) -> str | None:
-        return self.options.glossary
-
-    @property
-    def use_cache(self) -> bool:
-        return self.options.use_cache
-
-    @property
     def is_shard(self) -> bool:
         return self.parent_id is not None
 

@@ -47,7 +47,7 @@ def a_delivery(job: Job, delivery_id: str | None = None, *, due: datetime = T0) 
         id=delivery_id or f"msg_{job.id}",
         job_id=job.id,
         tenant=job.tenant,
-        url=job.callback_url or URL,
+        url=job.options.callback_url or URL,
         event="job.succeeded",
         payload=json.dumps(
             {"type": "job.succeeded", "data": {"id": job.id, "note": "été ✓"}}, ensure_ascii=False
@@ -89,7 +89,7 @@ async def test_finished_jobs_with_a_callback_are_unnotified_oldest_first(
     assert await store.cancel("cancelled", T0 + timedelta(seconds=3)) is not None
     unnotified = await deliveries.unnotified(10)
     assert [job.id for job in unnotified] == ["failed", "cancelled", "late"]
-    assert unnotified[0].callback_url == URL
+    assert unnotified[0].options.callback_url == URL
     assert unnotified[0].error == JobError("engine_error", "boom")
     assert [job.id for job in await deliveries.unnotified(2)] == ["failed", "cancelled"]
 

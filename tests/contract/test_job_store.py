@@ -99,7 +99,7 @@ async def test_an_uploaded_file_is_kept_with_its_job_byte_for_byte(store: JobSto
     docs = [Document("a.txt", ["one"]), Document("r.docx", ["<g1>x</g1>", "y", "z"], upload)]
     await store.create(replace(a_job("j1", segments=4), options=JobOptions(markup=True)), docs)
     job = await store.get("j1")
-    assert job is not None and job.markup
+    assert job is not None and job.options.markup
     assert await stored_file(store, "j1", 1) == ("r.docx", upload, [None, None, None])
     assert await write_results(store, "j1", 0, [(2, "Y")], T0) is False  # not claimed yet
     await mark_submitted(store, "j1", T0)
@@ -111,7 +111,7 @@ async def test_an_uploaded_file_is_kept_with_its_job_byte_for_byte(store: JobSto
     assert await store.sources("j1") == [(0, "one"), (1, "<g1>x</g1>"), (3, "z")]
     await store.create(a_job("j2"), DOCS)
     plain = await store.get("j2")
-    assert plain is not None and not plain.markup
+    assert plain is not None and not plain.options.markup
 
 
 async def test_an_unknown_job_is_none(store: JobStore) -> None:

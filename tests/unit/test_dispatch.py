@@ -355,8 +355,8 @@ async def test_a_text_repeated_under_two_glossaries_is_translated_for_each() -> 
     seen: list[list[tuple[str | None, str]]] = []
 
     async def with_terms(engine: str, pair: Pair, items: Any) -> list[str]:
-        seen.append([(job.glossary, text) for job, text in items])
-        return [f"{job.glossary}:{text}" for job, text in items]
+        seen.append([(job.options.glossary, text) for job, text in items])
+        return [f"{job.options.glossary}:{text}" for job, text in items]
 
     out = await translate_chunk(
         Engines([engine]),

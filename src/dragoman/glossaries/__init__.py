@@ -207,7 +207,7 @@ class Terminology:
             indices = [
                 i
                 for i, (job, _) in enumerate(jobs)
-                if (job.markup, job.options.mark_unknown) == (marked, marks)
+                if (job.options.markup, job.options.mark_unknown) == (marked, marks)
             ]
             if not indices:
                 continue
@@ -220,9 +220,9 @@ class Terminology:
         return out
 
     async def _terms_of(self, job: Job, pair: Pair) -> Terms | None:
-        if job.glossary is None:
+        if job.options.glossary is None:
             return None
-        loaded = await self.load(job.glossary)
+        loaded = await self.load(job.options.glossary)
         glossary = loaded.glossary
         fits = (glossary.source_lang, glossary.target_lang) == (pair.source, pair.target)
         return loaded.terms if fits else None

@@ -41,7 +41,7 @@ _IN_THREAD_SEGMENTS = 2000
 def _acceptable(job: Job, source: str, output: str) -> bool:
     """Only outputs that pass the checks are cached: a file job's translation carries its
     source's codes, and a segment with text does not come back empty."""
-    if job.markup:
+    if job.options.markup:
         return same_codes(parse_stored(source), parse_stored(output))
     return not source.strip() or bool(output.strip())
 
@@ -55,7 +55,7 @@ class Reuse:
 
     def caches(self, job: Job) -> bool:
         """Whether ``job`` reads and feeds the segment cache."""
-        return self._settings.cache and job.use_cache
+        return self._settings.cache and job.options.use_cache
 
     async def prefill(
         self,
@@ -88,7 +88,7 @@ class Reuse:
             for position in range(first, end):
                 text = segments[position]
                 if memory_ids and text.strip():
-                    form = forms[position] = job_segment(text, markup=job.markup)
+                    form = forms[position] = job_segment(text, markup=job.options.markup)
                     memory_keys[position] = memory_key(pair.source, pair.target, form.form)
                 if version is not None:
                     cache_keys[position] = self._key(unit, version, pair, text)
@@ -171,8 +171,8 @@ class Reuse:
             engine=unit.engine,
             version=version,
             pair=pair,
-            glossary=unit.glossary,
-            markup=unit.markup,
+            glossary=unit.options.glossary,
+            markup=unit.options.markup,
             segment=text,
         )
 
@@ -188,7 +188,7 @@ class Reuse:
         keyed: list[tuple[int, bytes]] = []
         versions: dict[tuple[str, Pair, bool], str | None] = {}
         for i, ((job, source), output) in enumerate(zip(chunk, outputs, strict=True)):
-            if job is None or not job.use_cache or not _acceptable(job, source, output):
+            if job is None or not job.options.use_cache or not _acceptable(job, source, output):
                 continue
             pair = Pair(job.source_lang, job.target_lang)
             which = (job.engine, pair, job.options.mark_unknown)

@@ -32,9 +32,9 @@ async def job_tmx(store: JobStore, job: Job) -> bytes:
             out.append(
                 Translation(
                     source_lang,
-                    _marked(source, job.markup),
+                    _marked(source, job.options.markup),
                     job.target_lang,
-                    _marked(target, job.markup),
+                    _marked(target, job.options.markup),
                     origin.value if origin else "",
                 )
             )

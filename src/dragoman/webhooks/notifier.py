@@ -114,7 +114,7 @@ class Notifier:
     def delivery_of(self, job: Job) -> WebhookDelivery | None:
         """The delivery announcing the end of ``job``; None if it has nothing to announce."""
         event = EVENTS.get(job.status)
-        if event is None or job.callback_url is None:
+        if event is None or job.options.callback_url is None:
             return None
         now = self._clock.now()
         payload = {
@@ -126,7 +126,7 @@ class Notifier:
             id=f"msg_{uuid.uuid4().hex}",
             job_id=job.id,
             tenant=job.tenant,
-            url=job.callback_url,
+            url=job.options.callback_url,
             event=event,
             payload=json.dumps(payload, separators=(",", ":"), ensure_ascii=False),
             next_attempt_at=now,

@@ -13,7 +13,7 @@ KINDS = ((True, False), (False, False), (True, True), (False, True))
 
 
 def kind(job: Job) -> tuple[bool, bool]:
-    return job.markup, job.options.mark_unknown
+    return job.options.markup, job.options.mark_unknown
 
 
 # A chunk's segments: each with its job (which says whether the text carries inline codes,
@@ -29,7 +29,10 @@ async def translate_chunk(
     same kind, same glossary) is translated once and its translation copied to every
     occurrence: each segment's translation is the one it gets alone, so the copies are
     exact (for a neural engine, the first result wins, and repeats stay consistent)."""
-    keys = [(job.markup, job.options.mark_unknown, job.glossary, text) for job, text in items]
+    keys = [
+        (job.options.markup, job.options.mark_unknown, job.options.glossary, text)
+        for job, text in items
+    ]
     first: dict[tuple[bool, bool, str | None, str], int] = {}
     for index, key in enumerate(keys):
         first.setdefault(key, index)
@@ -42,7 +45,7 @@ async def translate_chunk(
 async def _translate(
     engines: Engines, with_terms: WithTerms, engine: str, pair: Pair, items: Items
 ) -> list[str]:
-    if any(job.glossary for job, _ in items):
+    if any(job.options.glossary for job, _ in items):
         return await with_terms(engine, pair, items)
     out: list[str] = [""] * len(items)
     for markup, marks in KINDS:
