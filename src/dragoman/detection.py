@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any
 
 from dragoman.engines import Engines
-from dragoman.errors import InvalidRequest
+from dragoman.errors import InvalidRequest, UnsupportedPair
 from dragoman.languages import canonical
 
 
@@ -108,6 +108,19 @@ def sources_into(engines: Engines, target: str, engine: str | None = None) -> li
         for pair, names in engines.languages()
         if pair.target == target and (engine is None or engine in names)
     )
+
+
+def candidates(engines: Engines, target: str, engine: str | None = None) -> list[str]:
+    """``sources_into``, or ``UnsupportedPair`` when nothing translates into ``target``:
+    what ``auto`` may be detected as, for a text of ``/v1/translate`` or a job's document."""
+    found = sources_into(engines, target, engine)
+    if not found:
+        raise UnsupportedPair(
+            f"no installed pair translates into {target}; see /v1/languages",
+            target=target,
+            missing="target",
+        )
+    return found
 
 
 def best(texts: Sequence[str], languages: Collection[str]) -> list[Detection]:

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from dragoman.detection import AUTO, Detection, best, sample, sources_into
+from dragoman.detection import AUTO, Detection, best, candidates, sample
 from dragoman.engines import Engine, Engines, Pair
-from dragoman.errors import Conflict, InvalidRequest, NotFound, UnsupportedPair
+from dragoman.errors import Conflict, InvalidRequest, NotFound
 from dragoman.formats.markup import parse_stored
 from dragoman.glossaries import Terminology
 from dragoman.jobs.intake import BusIntake, Intake, LocalIntake
@@ -107,10 +107,8 @@ class BatchRequestsManager:
         self, target: str, texts: Sequence[str], engine: str | None = None
     ) -> list[Detection]:
         """The source language of each text, among those with a pair into ``target``."""
-        candidates = sources_into(self._engines, target, engine)
-        if not candidates:
-            raise UnsupportedPair(f"no installed pair translates into {target}; see /v1/languages")
-        return await asyncio.to_thread(best, texts, candidates)
+        found = candidates(self._engines, target, engine)
+        return await asyncio.to_thread(best, texts, found)
 
     async def detected(
         self, target: str, documents: Sequence[Document], engine: str | None = None

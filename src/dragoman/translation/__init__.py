@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from dragoman.detection import AUTO, Detection, best, per_language, sources_into
+from dragoman.detection import AUTO, Detection, best, candidates, per_language
 from dragoman.engines import Engines, Pair
 from dragoman.errors import PayloadTooLarge, UnsupportedPair
 from dragoman.glossaries import Terminology, Terms, keep_terms
@@ -170,22 +170,15 @@ class TextTranslation:
 
     def candidates(self, target: str, engine: str | None = None) -> list[str]:
         """The languages a text may be detected as: those translated into ``target``."""
-        found = sources_into(self._engines, target, engine)
-        if not found:
-            raise UnsupportedPair(
-                f"no installed pair translates into {target}; see /v1/languages",
-                target=target,
-                missing="target",
-            )
-        return found
+        return candidates(self._engines, target, engine)
 
     async def _auto(self, request: TextRequest, target: str) -> TextResult:
-        candidates = self.candidates(target, request.engine)
+        sources = self.candidates(target, request.engine)
         glossary = await self._terminology.check(request.glossary, request.tenant, None, target)
         terms = (await self._terminology.load(glossary.id)).terms if glossary else None
         await self._charge(request)
         plain = [_TAG.sub(" ", t) for t in request.texts] if request.kind == "html" else None
-        found = await asyncio.to_thread(best, plain or request.texts, candidates)
+        found = await asyncio.to_thread(best, plain or request.texts, sources)
 
         async def each(source: str, texts: list[str]) -> list[str]:
             engine, pair = self.resolve(source, target, request.engine)
