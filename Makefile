@@ -69,7 +69,7 @@ typecheck: venv
 	$(BIN)/mypy src
 
 # Three at a time (most tests wait on processes, pipes and sockets), then alone the few that
-# restart a shared service or time a stop (marked serial).
+# restart a shared service, time a stop, or need the CPU to themselves (marked serial).
 PYTEST_WORKERS ?= 3
 pytest: apertium chromium venv
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) -m "not serial"
