@@ -3,15 +3,18 @@ tells where the segment's own warnings end (ADR 0001)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
+import psutil
 import pytest
 
 from dragoman.engines import Pair
 from dragoman.engines.apertium import ApertiumEngine
 from dragoman.engines.apertium.pipeline import Pipeline
 from dragoman.engines.apertium.stream import deformat, reformat
-from dragoman.engines.apertium.tagger import WINDOW, Script
+from dragoman.engines.apertium.tagger import WINDOW, Script, Tagger, _TaggerProcess
+from dragoman.errors import EngineError
 from tests.conftest import CORPUS_DIR
 from tests.integration.conftest import MODES_DIR, cli_many, squash
 
@@ -69,3 +72,33 @@ async def test_a_tagger_that_does_not_answer_the_marker_is_fed_one_segment_at_a_
         assert await pipeline.translate(texts) == [reformat(deformat(t)) for t in texts]
     finally:
         await pipeline.stop()
+
+
+async def test_a_tagger_stopped_while_it_swaps_starts_no_new_process() -> None:
+    """A pipeline closed mid-batch stops its tagger while a swap may wait for the spare:
+    the swap then fails, and no fresh spare outlives the stop."""
+    argv = ["sleep", "60"]
+    tagger = Tagger(argv)
+    tagger._current = await _TaggerProcess.spawn(argv)
+    gate = asyncio.Event()
+
+    async def slow_spare() -> _TaggerProcess:
+        await gate.wait()
+        return await _TaggerProcess.spawn(argv)
+
+    tagger._spare = asyncio.ensure_future(slow_spare())
+    swapping = asyncio.create_task(tagger._swap())
+    await asyncio.sleep(0.05)
+    stopping = asyncio.create_task(tagger.stop())
+    await asyncio.sleep(0.05)
+    gate.set()
+    await stopping
+    with pytest.raises(EngineError):
+        await swapping
+    await asyncio.sleep(0.2)
+    alive = [
+        p
+        for p in psutil.Process().children(recursive=True)
+        if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+    ]
+    assert alive == []

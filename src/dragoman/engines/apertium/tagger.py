@@ -145,6 +145,7 @@ class Tagger:
         self._spare: asyncio.Future[_TaggerProcess] | None = None
         self._marker_says: bytes | None = None  # what MARKER writes on stderr
         self._stopping: set[asyncio.Future[None]] = set()
+        self._stopped = False
         self.restarts = 0
 
     async def start(self, read: Read) -> None:
@@ -213,7 +214,11 @@ class Tagger:
     async def _swap(self) -> None:
         old, spare = self._current, self._spare
         assert old is not None and spare is not None
-        self._current = await spare
+        fresh = await spare
+        if self._stopped:
+            # ``stop`` ran while the spare was starting and stopped both: no new spare.
+            raise EngineError("apertium pipeline stopped while translating")
+        self._current = fresh
         self._spare = asyncio.ensure_future(_TaggerProcess.spawn(self._argv))
         self.restarts += 1
         # Reaped aside: the next segments need not wait for the old process to go.
@@ -231,6 +236,7 @@ class Tagger:
             signal_kill(self._current.proc, group=False)
 
     async def stop(self) -> None:
+        self._stopped = True  # a swap under way starts nothing more
         await asyncio.gather(*self._stopping, return_exceptions=True)
         current, spare, self._current, self._spare = self._current, self._spare, None, None
         if current is not None:
