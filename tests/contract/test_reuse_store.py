@@ -284,3 +284,12 @@ async def test_only_in_flight_attempts_feed_the_cache(
         T0,
     )
     assert stored == {K[0]: "live"}
+
+
+async def test_a_cache_hit_waits_for_no_writer(store: JobStore, cache_rows: CacheRows) -> None:
+    """A lookup is a read: with a transaction open elsewhere (SQLite's one write lock held,
+    as a worker's chunk holds it), a hit answers at once."""
+    await put(store, cache_rows, [(K[0], "first")])
+    async with store.database.tx():
+        found = await asyncio.wait_for(cache_rows.cached([K[0], K[1]], T0), 5)
+    assert found == {K[0]: "first"}

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from dragoman.errors import Conflict
 from dragoman.models import MemoryInfo
 from dragoman.store.database import Database
-from dragoman.store.lookups import find, slices
+from dragoman.store.lookups import find, look_up, slices, touch
 from dragoman.store.rows import IN_FLIGHT_VALUES, aware
 from dragoman.store.tables import jobs, memories, memory_units, segment_cache
 
@@ -106,8 +106,14 @@ class SqlCacheRows:
         self._db = database
 
     async def cached(self, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
-        async with self._db.tx() as conn:
-            return await find(conn, keys, now)
+        # A read: a hit waits for no writer (SQLite's one write lock is often a worker's
+        # chunk). Only hits last marked used over an hour ago take a write to be marked.
+        async with self._db.read() as conn:
+            found, stale = await look_up(conn, keys, now)
+        if stale:
+            async with self._db.tx() as conn:
+                await touch(conn, stale, now)
+        return found
 
     async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
         if not entries:

@@ -28,6 +28,15 @@ def slices(keys: Sequence[bytes]) -> list[Sequence[bytes]]:
 
 async def find(conn: AsyncConnection, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
     """The cached targets of ``keys``; hits not used for ``REFRESH_S`` are marked used."""
+    found, stale = await look_up(conn, keys, now)
+    await touch(conn, stale, now)
+    return found
+
+
+async def look_up(
+    conn: AsyncConnection, keys: Sequence[bytes], now: datetime
+) -> tuple[dict[bytes, str], list[bytes]]:
+    """The cached targets of ``keys``, and the hits not marked used for ``REFRESH_S``."""
     found: dict[bytes, str] = {}
     stale: list[bytes] = []
     before = now - timedelta(seconds=REFRESH_S)
@@ -38,11 +47,15 @@ async def find(conn: AsyncConnection, keys: Sequence[bytes], now: datetime) -> d
             used = aware(row.last_used_at)
             if used is not None and used < before:
                 stale.append(row.key)
-    for part in slices(stale):
+    return found, stale
+
+
+async def touch(conn: AsyncConnection, keys: Sequence[bytes], now: datetime) -> None:
+    """Marks ``keys`` used at ``now`` (the cache's trim keeps the recently used)."""
+    for part in slices(keys):
         await conn.execute(
             update(segment_cache).where(segment_cache.c.key.in_(part)).values(last_used_at=now)
         )
-    return found
 
 
 async def matches(
