@@ -131,7 +131,7 @@ class Terminology:
             or found.deleted_at is not None
             or (tenant is not None and found.tenant != tenant)
         ):
-            raise NotFound(f"glossary {glossary_id} not found")
+            raise UnknownGlossary(f"glossary {glossary_id} not found")
         return found
 
     async def entries(self, glossary_id: str, tenant: str | None) -> tuple[Glossary, list[Entry]]:
@@ -143,7 +143,7 @@ class Terminology:
         """Takes the glossary from its tenant's view; jobs that named it keep its terms."""
         glossary = await self.get(glossary_id, tenant)
         if not await self._store.delete_glossary(glossary.id, self._clock.now()):
-            raise NotFound(f"glossary {glossary_id} not found")
+            raise UnknownGlossary(f"glossary {glossary_id} not found")
 
     async def check(
         self, glossary_id: str | None, tenant: str | None, source: str | None, target: str

@@ -168,6 +168,15 @@ class TextTranslation:
             missing=missing,
         )
 
+    def upload_pair(self, source: str, target: str) -> Pair:
+        """The pair of a file sent for translation, refused before the file is read;
+        ``auto`` stays for the file job to detect."""
+        tgt = canonical(target)
+        if source.lower() == AUTO:
+            self.candidates(tgt)
+            return Pair(AUTO, tgt)
+        return self.resolve(canonical(source), tgt)[1]
+
     def candidates(self, target: str, engine: str | None = None) -> list[str]:
         """The languages a text may be detected as: those translated into ``target``."""
         return candidates(self._engines, target, engine)

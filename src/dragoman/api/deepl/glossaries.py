@@ -20,7 +20,7 @@ from dragoman.api.deepl.errors import DeepLRefusal
 from dragoman.api.deepl.languages import dragoman_code
 from dragoman.api.deepl.params import DeepLParams, handle
 from dragoman.api.deps import ApiParts, Service
-from dragoman.errors import ClientError, NotFound, PayloadTooLarge, UnsupportedPair
+from dragoman.errors import ClientError, PayloadTooLarge, UnsupportedPair
 from dragoman.glossaries import Terms
 from dragoman.glossaries.entries import Row, to_tsv
 from dragoman.models import Glossary, Pair
@@ -127,7 +127,7 @@ async def list_all(request: Request, service: Service) -> Response:
 @router.get("/v2/glossaries/{glossary_id}")
 async def one(request: Request, glossary_id: str, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
-        return glossary_object(await _glossary(service, glossary_id, tenant))
+        return glossary_object(await service.terminology.get(glossary_id, tenant))
 
     return await handle(request, use)
 
@@ -138,7 +138,7 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
         accept = request.headers.get("accept", "*/*")
         if TSV not in accept and "*/*" not in accept:
             raise DeepLRefusal(f"Unsupported Accept header: entries are given as {TSV}", 415)
-        await _glossary(service, glossary_id, tenant)
+        await service.terminology.get(glossary_id, tenant)
         found = await service.terminology.entries(glossary_id, tenant)
         return Response(to_tsv(found[1]), media_type=f"{TSV}; charset=utf-8")
 
@@ -148,15 +148,8 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
 @router.delete("/v2/glossaries/{glossary_id}")
 async def delete(request: Request, glossary_id: str, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
-        await _glossary(service, glossary_id, tenant)
+        await service.terminology.get(glossary_id, tenant)
         await service.terminology.delete(glossary_id, tenant)
         return Response(status_code=204)
 
     return await handle(request, use)
-
-
-async def _glossary(service: ApiParts, glossary_id: str, tenant: str | None) -> Glossary:
-    try:
-        return await service.terminology.get(glossary_id, tenant)
-    except NotFound:
-        raise DeepLRefusal("Glossary not found", 404) from None

@@ -35,7 +35,7 @@ from dragoman.api.deepl.languages import (
 )
 from dragoman.api.deepl.params import DeepLParams, handle
 from dragoman.api.deepl.text import check_formality, text_options, translate_texts
-from dragoman.api.deps import ApiParts, Service
+from dragoman.api.deps import Service
 from dragoman.api.downloads import attachment
 from dragoman.detection import AUTO
 from dragoman.formats import for_file
@@ -115,7 +115,7 @@ async def deepl_document(request: Request, service: Service) -> Response:
         check_output_format(params, name)
         if source == target:
             raise DeepLRefusal("Source and target language are equal.")
-        pair = _document_pair(service, source, target)
+        pair = service.translation.upload_pair(source or AUTO, target)
         await glossary_terms(service, glossary, tenant, Pair(source or target, target))
         limit = service.settings.max_file_bytes
         content = await part.read(limit + 1)
@@ -128,15 +128,6 @@ async def deepl_document(request: Request, service: Service) -> Response:
         return {"document_id": job.id, "document_key": key}
 
     return await handle(request, use)
-
-
-def _document_pair(service: ApiParts, source: str | None, target: str) -> Pair:
-    """The pair of a document, refused before the upload is read; without a source, the
-    file job detects it."""
-    if source is None:
-        service.translation.candidates(target)
-        return Pair(AUTO, target)
-    return service.translation.resolve(source, target)[1]
 
 
 @router.api_route("/v2/document/{document_id}", methods=_READ)

@@ -24,12 +24,11 @@ from dragoman.api.deps import Service
 from dragoman.api.downloads import attachment
 from dragoman.api.libretranslate.errors import LtRefusal, answer
 from dragoman.api.libretranslate.params import LtParams, read_params, tenant_of
-from dragoman.detection import AUTO
 from dragoman.errors import DragomanError
 from dragoman.formats import FORMATS, for_file, translated_name
 from dragoman.jobs.files import Upload
-from dragoman.languages import canonical, english_name
-from dragoman.models import JobStatus, Pair
+from dragoman.languages import english_name
+from dragoman.models import JobStatus
 from dragoman.translation import TextRequest
 
 router = APIRouter(tags=["libretranslate"], include_in_schema=False)
@@ -121,7 +120,8 @@ async def lt_translate_file(request: Request, service: Service) -> Response:
     async def use(params: LtParams) -> Any:
         tenant = tenant_of(request, params)
         part = params.file("file")
-        pair = _file_pair(service, params.required("source"), params.required("target"))
+        source, target = params.required("source"), params.required("target")
+        pair = service.translation.upload_pair(source, target)
         name = part.filename or "file"
         for_file(name)  # an unknown extension too
         limit = service.settings.max_file_bytes
@@ -134,16 +134,6 @@ async def lt_translate_file(request: Request, service: Service) -> Response:
         return {"translatedFileUrl": url + quote(translated_name(name, pair.target))}
 
     return await _with_params(request, use)
-
-
-def _file_pair(service: Service, source: str, target: str) -> Pair:
-    """The pair of an upload, refused before the upload is read; ``auto`` is detected by
-    the file job."""
-    tgt = canonical(target)
-    if source.lower() == AUTO:
-        service.translation.candidates(tgt)
-        return Pair(AUTO, tgt)
-    return service.translation.resolve(canonical(source), tgt)[1]
 
 
 async def _wait(service: Service, job_id: str, tenant: str | None) -> None:
