@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 
 from dragoman.engines import Engines, Pair
@@ -76,6 +78,40 @@ class ScriptedEngine:
 
     async def close(self) -> None:
         return None
+
+
+def _running_children() -> dict[int, psutil.Process]:
+    running = {}
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE:
+                running[child.pid] = child
+        except psutil.NoSuchProcess:
+            pass
+    return running
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_process_outlives_its_module() -> Iterator[None]:
+    """Every process a module starts (pipelines, servers, browsers) has ended once its
+    fixtures are torn down. One left running fails here, named, rather than in whichever
+    later test counts processes; it is killed so that no later test meets it."""
+    before = set(_running_children())
+    yield
+    deadline = time.monotonic() + 5.0
+    while True:
+        left = {pid: p for pid, p in _running_children().items() if pid not in before}
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    names = []
+    for child in left.values():
+        try:
+            names.append(f"{child.name()} ({child.pid})")
+            child.kill()
+        except psutil.NoSuchProcess:
+            pass
+    assert not names, f"processes left running by this module: {', '.join(sorted(names))}"
 
 
 @pytest.fixture

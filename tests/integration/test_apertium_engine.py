@@ -104,6 +104,43 @@ async def test_closing_mid_batch_leaves_no_process_running() -> None:
     assert _apertium_children() == []
 
 
+async def test_a_pipeline_whose_stop_is_cancelled_leaves_no_process_running() -> None:
+    """A job cancelled while its pipeline is being stopped (a cancel, then a shutdown) must
+    not leave the stages after the first one running for good."""
+    engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=1)
+    await engine.translate(Pair("en", "es"), ["Warm."])
+    (pool,) = engine._pools.values()
+    (pipeline,) = pool._all
+    stopping = asyncio.create_task(pipeline.stop())
+    await asyncio.sleep(0)  # the stop is under way: killing the first stage
+    stopping.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await stopping
+    await asyncio.sleep(0.3)
+    assert _apertium_children() == []
+    await engine.close()
+
+
+async def test_a_batch_cancelled_twice_leaves_no_process_running() -> None:
+    """A job cancelled mid-batch, then its worker shut down: the second cancellation lands
+    while the pool stops the first batch's pipelines."""
+    engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=2)
+    lines = [f"Line number {n} is being translated now." for n in range(3000)]
+    await engine.translate(Pair("en", "es"), lines[:40])  # both pipelines started
+    for pause in range(4):
+        batch = asyncio.create_task(engine.translate(Pair("en", "es"), lines))
+        await asyncio.sleep(0.1)
+        batch.cancel()
+        for _ in range(pause):
+            await asyncio.sleep(0)
+        batch.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await batch
+    await asyncio.wait_for(engine.close(), 20)
+    await asyncio.sleep(0.3)
+    assert _apertium_children() == []
+
+
 async def test_a_batch_cancelled_as_its_parts_start_gives_its_pipelines_back() -> None:
     engine = ApertiumEngine(MODES_DIR, pipelines_per_pair=2)
     lines = [f"Line number {n} is being translated now." for n in range(40)]

@@ -95,7 +95,19 @@ class Pipeline:
             self._tagger.interrupt()
 
     async def stop(self) -> None:
+        """Kills every stage at once, then reaps them. A caller cancelled meanwhile (a job
+        cancelled, then its worker shut down) leaves the reaping to finish on its own: an
+        await between two kills would otherwise leave the later stages running for good."""
         head, tail, self._head, self._tail = self._head, self._tail, None, None
+        signal_kill(head)
+        signal_kill(tail)
+        if self._tagger is not None:
+            self._tagger.interrupt()
+        await asyncio.shield(self._reap(head, tail))
+
+    async def _reap(
+        self, head: asyncio.subprocess.Process | None, tail: asyncio.subprocess.Process | None
+    ) -> None:
         await kill(head)
         await kill(tail)
         if self._tagger is not None:

@@ -75,9 +75,9 @@ class PipelinePool:
             return [answer for task in tasks for answer in task.result()]
         finally:
             # Here rather than in each part's task: a task cancelled before it ever ran
-            # would keep its pipeline lent out for good.
-            for pipeline in used:
-                await self._release(pipeline, pipeline in healthy)
+            # would keep its pipeline lent out for good. Shielded: a second cancellation
+            # (a job cancelled, then its worker shut down) must not stop the releases half way.
+            await asyncio.shield(self._release_all(used, healthy))
 
     @staticmethod
     async def _on(
@@ -135,6 +135,10 @@ class PipelinePool:
                 await pipeline.stop()
             raise EngineError("the apertium engine is closed")
         return fresh
+
+    async def _release_all(self, used: list[Pipeline], healthy: set[Pipeline]) -> None:
+        for pipeline in used:
+            await self._release(pipeline, pipeline in healthy)
 
     async def _release(self, pipeline: Pipeline, healthy: bool) -> None:
         try:
