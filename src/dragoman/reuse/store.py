@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -108,37 +108,15 @@ class SqlCacheRows:
     async def cached(self, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
         # A read: a hit waits for no writer (SQLite's one write lock is often a worker's
         # chunk). Only hits last marked used over an hour ago take a write to be marked.
-        async with self._db.read() as conn:
-            found, stale = await look_up(conn, keys, now)
+        found, stale = await self._db.reading(lambda conn: look_up(conn, keys, now))
         if stale:
-            async with self._db.tx() as conn:
-                await touch(conn, stale, now)
+            await self._db.writing(lambda conn: touch(conn, stale, now))
         return found
 
     async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
         if not entries:
             return {}
-        async with self._db.tx() as conn:
-            fenced = {(e.job_id, e.attempt) for e in entries if e.job_id is not None}
-            current = await _in_flight(conn, fenced) if fenced else set()
-            rows = {
-                e.key: e.target
-                for e in entries
-                if e.job_id is None or (e.job_id, e.attempt) in current
-            }
-            insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
-            statement = insert(segment_cache).on_conflict_do_nothing(
-                index_elements=[segment_cache.c.key]
-            )
-            for part in slices(sorted(rows)):
-                await conn.execute(
-                    statement,
-                    [
-                        {"key": k, "target": rows[k], "created_at": now, "last_used_at": now}
-                        for k in part
-                    ],
-                )
-            return await find(conn, [e.key for e in entries], now)
+        return await self._db.writing(lambda conn: _put(conn, entries, now))
 
     async def trim_cache(self, max_segments: int, unused_since: datetime) -> int:
         async with self._db.tx() as conn:
@@ -165,13 +143,38 @@ class SqlCacheRows:
         return removed
 
 
-async def _in_flight(conn: AsyncConnection, attempts: set[tuple[str, int]]) -> set[tuple[str, int]]:
+def _put(conn: Connection, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
+    fenced = {(e.job_id, e.attempt) for e in entries if e.job_id is not None}
+    current = _in_flight(conn, fenced) if fenced else set()
+    kept = [e for e in entries if e.job_id is None or (e.job_id, e.attempt) in current]
+    rows = {e.key: e.target for e in kept}
+    statement = _INSERTS[conn.dialect.name]
+    for part in slices(sorted(rows)):
+        conn.execute(
+            statement,
+            [{"key": k, "target": rows[k], "created_at": now, "last_used_at": now} for k in part],
+        )
+    return find(conn, [e.key for e in entries], now)
+
+
+# First write wins: a key already stored keeps its target.
+_INSERTS = {
+    "postgresql": pg_insert(segment_cache).on_conflict_do_nothing(
+        index_elements=[segment_cache.c.key]
+    ),
+    "sqlite": sqlite_insert(segment_cache).on_conflict_do_nothing(
+        index_elements=[segment_cache.c.key]
+    ),
+}
+_IN_FLIGHT = select(jobs.c.id, jobs.c.attempts).where(
+    jobs.c.id.in_(bindparam("ids", expanding=True)), jobs.c.status.in_(IN_FLIGHT_VALUES)
+)
+
+
+def _in_flight(conn: Connection, attempts: set[tuple[str, int]]) -> set[tuple[str, int]]:
     """Those of ``attempts`` (job id, attempt) that are their job's current one, in flight."""
     ids = sorted({job_id for job_id, _ in attempts})
-    query = select(jobs.c.id, jobs.c.attempts).where(
-        jobs.c.id.in_(ids), jobs.c.status.in_(IN_FLIGHT_VALUES)
-    )
-    return {(row.id, row.attempts) for row in await conn.execute(query)} & attempts
+    return {(row.id, row.attempts) for row in conn.execute(_IN_FLIGHT, {"ids": ids})} & attempts
 
 
 def _info(row: Any) -> MemoryInfo:

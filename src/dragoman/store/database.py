@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Awaitable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -27,6 +27,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.util import greenlet_spawn
 
 from dragoman.errors import StoreUnavailable
 from dragoman.store import sqlite_inline
@@ -192,6 +193,47 @@ class Database:
         with self._counted(), _translated():
             async with self._connection() as conn:
                 yield conn
+
+    async def reading(self, work: Callable[[Connection], T]) -> T:
+        """``work``'s answer, run on a connection in one hand-off: for the hot reads (a job
+        by its id, a cache lookup). ``read()`` pays the asyncio adapter's hand-off on every
+        call (connect, execute, fetch, close), several times what a read by primary key
+        costs SQLite itself; here the whole ``work`` runs in one greenlet, as ``run_sync``
+        does, and the connection is checked out inside it."""
+        engine = self._engine
+        if engine is None:
+            raise StoreUnavailable("the store is not open")
+        sync_engine = engine.sync_engine
+
+        def run() -> T:
+            with sync_engine.connect() as conn:
+                return work(conn)
+
+        return await self._in_one_go(run)
+
+    async def writing(self, work: Callable[[Connection], T]) -> T:
+        """``work``'s answer, run in a transaction in one hand-off (as ``reading``), committed
+        at the end unless it raises; on SQLite once the write lock is held, as ``tx``."""
+        engine = self._engine
+        if engine is None:
+            raise StoreUnavailable("the store is not open")
+        sync_engine = engine.sync_engine
+
+        def run() -> T:
+            with sync_engine.begin() as conn:
+                return work(conn)
+
+        if self._write_lock is None:
+            return await self._in_one_go(run)
+        async with self._write_lock:
+            if self._engine is None:  # closed while this writer waited for the lock
+                raise StoreUnavailable("the store is not open")
+            return await self._in_one_go(run)
+
+    async def _in_one_go(self, run: Callable[[], T]) -> T:
+        with self._counted(), _translated():
+            call = greenlet_spawn(run)
+            return await (_to_its_end(call) if self._sqlite else call)
 
 
 @contextlib.contextmanager

@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, bindparam, select, update
 
 from dragoman.store.rows import aware
 from dragoman.store.tables import memory_units, segment_cache
@@ -21,28 +20,41 @@ REFRESH_S = 3600.0
 # Keys per statement: well under SQLite's and asyncpg's limits on bound parameters.
 KEYS_PER_QUERY = 500
 
+# Built once: building a statement costs more than SQLite's read of a few keys.
+_CACHED = select(segment_cache.c.key, segment_cache.c.target, segment_cache.c.last_used_at).where(
+    segment_cache.c.key.in_(bindparam("keys", expanding=True))
+)
+_TOUCH = (
+    update(segment_cache)
+    .where(segment_cache.c.key.in_(bindparam("keys", expanding=True)))
+    .values(last_used_at=bindparam("now"))
+)
+_MATCHES = select(memory_units.c.memory_id, memory_units.c.key, memory_units.c.target).where(
+    memory_units.c.memory_id.in_(bindparam("memories", expanding=True)),
+    memory_units.c.key.in_(bindparam("keys", expanding=True)),
+)
+
 
 def slices(keys: Sequence[bytes]) -> list[Sequence[bytes]]:
     return [keys[i : i + KEYS_PER_QUERY] for i in range(0, len(keys), KEYS_PER_QUERY)]
 
 
-async def find(conn: AsyncConnection, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
+def find(conn: Connection, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
     """The cached targets of ``keys``; hits not used for ``REFRESH_S`` are marked used."""
-    found, stale = await look_up(conn, keys, now)
-    await touch(conn, stale, now)
+    found, stale = look_up(conn, keys, now)
+    touch(conn, stale, now)
     return found
 
 
-async def look_up(
-    conn: AsyncConnection, keys: Sequence[bytes], now: datetime
+def look_up(
+    conn: Connection, keys: Sequence[bytes], now: datetime
 ) -> tuple[dict[bytes, str], list[bytes]]:
     """The cached targets of ``keys``, and the hits not marked used for ``REFRESH_S``."""
     found: dict[bytes, str] = {}
     stale: list[bytes] = []
     before = now - timedelta(seconds=REFRESH_S)
     for part in slices(sorted(set(keys))):
-        query = select(segment_cache).where(segment_cache.c.key.in_(part))
-        for row in await conn.execute(query):
+        for row in conn.execute(_CACHED, {"keys": list(part)}):
             found[row.key] = row.target
             used = aware(row.last_used_at)
             if used is not None and used < before:
@@ -50,25 +62,21 @@ async def look_up(
     return found, stale
 
 
-async def touch(conn: AsyncConnection, keys: Sequence[bytes], now: datetime) -> None:
+def touch(conn: Connection, keys: Sequence[bytes], now: datetime) -> None:
     """Marks ``keys`` used at ``now`` (the cache's trim keeps the recently used)."""
     for part in slices(keys):
-        await conn.execute(
-            update(segment_cache).where(segment_cache.c.key.in_(part)).values(last_used_at=now)
-        )
+        conn.execute(_TOUCH, {"keys": list(part), "now": now})
 
 
-async def matches(
-    conn: AsyncConnection, memory_ids: Sequence[int], keys: Sequence[bytes]
+def matches(
+    conn: Connection, memory_ids: Sequence[int], keys: Sequence[bytes]
 ) -> dict[tuple[int, bytes], str]:
     """The targets of ``keys`` in the memories ``memory_ids``, by (memory, key)."""
     found: dict[tuple[int, bytes], str] = {}
     if not memory_ids:
         return found
     for part in slices(sorted(set(keys))):
-        query = select(memory_units.c.memory_id, memory_units.c.key, memory_units.c.target).where(
-            memory_units.c.memory_id.in_(sorted(set(memory_ids))), memory_units.c.key.in_(part)
-        )
-        for row in await conn.execute(query):
+        rows = conn.execute(_MATCHES, {"memories": sorted(set(memory_ids)), "keys": list(part)})
+        for row in rows:
             found[(row.memory_id, row.key)] = row.target
     return found

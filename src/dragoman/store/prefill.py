@@ -66,8 +66,8 @@ async def prefill(conn: AsyncConnection, creations: Sequence[Creation], now: dat
     memory_ids = [m for c in asked if c.prefill for m in c.prefill.memory_ids]
     memory_keys = [k for c in asked if c.prefill for k in c.prefill.memory_keys.values()]
     cache_keys = [k for c in asked if c.prefill for k in c.prefill.cache_keys.values()]
-    in_memories = await matches(conn, memory_ids, memory_keys) if memory_keys else {}
-    in_cache = await find(conn, cache_keys, now) if cache_keys else {}
+    in_memories = await conn.run_sync(matches, memory_ids, memory_keys) if memory_keys else {}
+    in_cache = await conn.run_sync(find, cache_keys, now) if cache_keys else {}
     for creation in asked:
         _fill(creation, in_memories, in_cache)
         _settle(creation, now)

@@ -3,10 +3,10 @@ came from (its sources too, when asked), and an uploaded file with its translati
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, Select, bindparam, select
 
 from dragoman.models import SourceFile, Translated
 from dragoman.store.database import Database
@@ -25,37 +25,49 @@ def _translated(doc: Any, rows: list[Any], with_sources: bool) -> Translated:
     )
 
 
-async def _segment_rows(
-    conn: AsyncConnection, job_id: str, with_sources: bool, first: int = 0, end: int | None = None
-) -> list[Any]:
-    """The job's segments from ``first`` to ``end``, in one statement: their targets and
-    origins are read together, so they always agree."""
+@functools.cache
+def _segments_query(with_sources: bool, bounded: bool) -> Select[Any]:
+    """The job's segments from ``:first`` (to ``:end`` when ``bounded``), built once per
+    shape: building a statement costs more than SQLite's read."""
     columns = [segments.c.target, segments.c.origin]
     if with_sources:
         columns.append(segments.c.source)
-    query = select(*columns).where(segments.c.job_id == job_id, segments.c.position >= first)
-    if end is not None:
-        query = query.where(segments.c.position < end)
-    return list((await conn.execute(query.order_by(segments.c.position))).all())
+    query = select(*columns).where(
+        segments.c.job_id == bindparam("job_id"), segments.c.position >= bindparam("first")
+    )
+    if bounded:
+        query = query.where(segments.c.position < bindparam("end"))
+    return query.order_by(segments.c.position)
+
+
+def _segment_rows(
+    conn: Connection, job_id: str, with_sources: bool, first: int = 0, end: int | None = None
+) -> list[Any]:
+    """The job's segments from ``first`` to ``end``, in one statement: their targets and
+    origins are read together, so they always agree."""
+    query = _segments_query(with_sources, end is not None)
+    return list(conn.execute(query, {"job_id": job_id, "first": first, "end": end}).all())
+
+
+_DOCUMENTS = (
+    select(documents.c.name, documents.c.source_lang, documents.c.format, documents.c.segment_count)
+    .where(documents.c.job_id == bindparam("job_id"))
+    .order_by(documents.c.ordinal)
+)
+_DOCUMENT = select(documents).where(
+    documents.c.job_id == bindparam("job_id"), documents.c.ordinal == bindparam("ordinal")
+)
 
 
 class SqlResults:
     _db: Database
 
     async def documents(self, job_id: str, *, sources: bool = False) -> list[Translated]:
-        doc_query = (
-            select(
-                documents.c.name,
-                documents.c.source_lang,
-                documents.c.format,
-                documents.c.segment_count,
-            )
-            .where(documents.c.job_id == job_id)
-            .order_by(documents.c.ordinal)
-        )
-        async with self._db.read() as conn:
-            docs = (await conn.execute(doc_query)).all()
-            rows = await _segment_rows(conn, job_id, sources)
+        def read(conn: Connection) -> tuple[list[Any], list[Any]]:
+            docs = list(conn.execute(_DOCUMENTS, {"job_id": job_id}).all())
+            return docs, _segment_rows(conn, job_id, sources)
+
+        docs, rows = await self._db.reading(read)
         out, start = [], 0
         for doc in docs:
             out.append(_translated(doc, rows[start : start + doc.segment_count], sources))
@@ -63,14 +75,13 @@ class SqlResults:
         return out
 
     async def source_file(self, job_id: str, ordinal: int) -> tuple[SourceFile, Translated] | None:
-        query = select(documents).where(
-            documents.c.job_id == job_id, documents.c.ordinal == ordinal
-        )
-        async with self._db.read() as conn:
-            doc = (await conn.execute(query)).first()
+        def read(conn: Connection) -> tuple[SourceFile, Translated] | None:
+            doc = conn.execute(_DOCUMENT, {"job_id": job_id, "ordinal": ordinal}).first()
             found = to_file(doc) if doc is not None else None
             if doc is None or found is None:
                 return None
             end = doc.first_position + doc.segment_count
-            rows = await _segment_rows(conn, job_id, False, doc.first_position, end)
-        return found, _translated(doc, rows, False)
+            rows = _segment_rows(conn, job_id, False, doc.first_position, end)
+            return found, _translated(doc, rows, False)
+
+        return await self._db.reading(read)

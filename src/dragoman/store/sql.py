@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import bindparam, delete, func, select, update
 
 from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
 from dragoman.store import shards as family
@@ -32,6 +32,9 @@ from dragoman.store.rows import (
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
 from dragoman.store.worker_registry import SqlWorkerRegistry
 from dragoman.store.writes import Ending
+
+# Built once: building a statement costs more than SQLite's read by primary key.
+_JOB = select(jobs).where(jobs.c.id == bindparam("id"))
 
 
 def _unclaimed(job_id: str, attempt: int) -> Any:
@@ -94,8 +97,7 @@ class SqlJobStore(
         return await self._creates.create(job, docs, shards, lookups)
 
     async def get(self, job_id: str) -> Job | None:
-        async with self._db.read() as conn:
-            row = (await conn.execute(select(jobs).where(jobs.c.id == job_id))).first()
+        row = await self._db.reading(lambda conn: conn.execute(_JOB, {"id": job_id}).first())
         return to_job(row) if row else None
 
     async def list_jobs(

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field, ValidationError
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.downloads import attachment
 from dragoman.api.errors import error_responses
+from dragoman.api.responses import written
 from dragoman.api.v1.files import submit_files
 from dragoman.api.v1.schemas import (
     DocumentResult,
@@ -76,9 +77,7 @@ _REFUSED = {
     },
     openapi_extra=_BODIES,
 )
-async def submit_job(
-    request: Request, response: Response, service: Service, tenant: Tenant
-) -> JobOut:
+async def submit_job(request: Request, service: Service, tenant: Tenant) -> Response:
     """Accepts a job of segments (JSON) or of files (multipart); translation happens in the
     background."""
     content_type = request.headers.get("content-type", "")
@@ -88,8 +87,7 @@ async def submit_job(
         body = await _job_in(request)
         documents = [Document(doc.name, doc.segments) for doc in body.documents]
         job = await service.manager.submit(tenant, body.pair(), documents, body.options())
-    response.headers["Location"] = f"/v1/jobs/{job.id}"
-    return JobOut.of(job)
+    return written(JobOut.of(job), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
 
 
 async def _job_in(request: Request) -> JobIn:
@@ -122,15 +120,15 @@ async def list_jobs(
 
 
 @router.get("/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 503))
-async def get_job(job_id: str, service: Service, tenant: Tenant) -> JobOut:
-    return JobOut.of(await service.manager.get(job_id, tenant))
+async def get_job(job_id: str, service: Service, tenant: Tenant) -> Response:
+    return written(JobOut.of(await service.manager.get(job_id, tenant)))
 
 
 @router.get("/{job_id}/result", response_model=JobResult, responses=error_responses(401, 404, 503))
-async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult:
+async def get_result(job_id: str, service: Service, tenant: Tenant) -> Response:
     """Translations so far: ``null`` marks a segment not translated yet."""
     job, documents = await service.manager.result(job_id, tenant)
-    return JobResult(
+    result = JobResult(
         id=job.id,
         status=job.status,
         documents=[
@@ -143,6 +141,7 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> JobResult
             for doc in documents
         ],
     )
+    return written(result)
 
 
 @router.get(
@@ -190,6 +189,6 @@ async def get_sources(job_id: str, service: Service, tenant: Tenant) -> JobSourc
 
 
 @router.delete("/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 409, 503))
-async def cancel_job(job_id: str, service: Service, tenant: Tenant) -> JobOut:
+async def cancel_job(job_id: str, service: Service, tenant: Tenant) -> Response:
     """Cancels a queued, submitted or running job; 409 once it has finished."""
-    return JobOut.of(await service.manager.cancel(job_id, tenant))
+    return written(JobOut.of(await service.manager.cancel(job_id, tenant)))

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
+from dragoman.api.responses import written
 from dragoman.api.v1.schemas import (
     DetectedLanguage,
     LanguagesOut,
@@ -41,7 +42,7 @@ router = APIRouter(prefix="/v1", tags=["translate"])
         },
     ),
 )
-async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> TranslateOut:
+async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Response:
     """Translates a few segments now; larger work belongs in a job. With ``source_lang``
     ``auto``, each segment is detected on its own and translated from its language. With
     ``glossary``, every term of the tenant's glossary comes out as its target (with
@@ -58,11 +59,14 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Tran
     )
     result = await service.translation.translate(request)
     found = result.detected
-    return TranslateOut(
-        translations=result.texts,
-        detected_languages=None
-        if found is None
-        else [DetectedLanguage(language=d.language, confidence=d.confidence) for d in found],
+    return written(
+        TranslateOut(
+            translations=result.texts,
+            detected_languages=None
+            if found is None
+            else [DetectedLanguage(language=d.language, confidence=d.confidence) for d in found],
+        ),
+        exclude_none=True,
     )
 
 
