@@ -150,3 +150,32 @@ async def test_statements_run_in_the_loop_thread_and_deletions_in_another(db: Da
     assert threads["INSERT"] == loop
     assert threads["DELETE"] != loop
     await db.close()
+
+
+async def test_work_in_one_go_commits_or_rolls_back_and_waits_for_a_writer(db: Database) -> None:
+    await db.writing(lambda conn: conn.execute(text("CREATE TABLE t (n INTEGER)")))
+    await db.writing(lambda conn: conn.execute(text("INSERT INTO t VALUES (1)")))
+
+    def fails(conn: Any) -> None:
+        conn.execute(text("INSERT INTO t VALUES (2)"))
+        raise ValueError("stop")
+
+    with pytest.raises(ValueError):
+        await db.writing(fails)
+    count = "SELECT count(*) FROM t"
+    assert await db.reading(lambda conn: conn.execute(text(count)).scalar_one()) == 1
+    # A writer in one go waits for the write lock that a transaction holds.
+    order: list[str] = []
+    async with db.tx() as conn:
+        second = asyncio.create_task(
+            db.writing(lambda c: order.append("second") or c.execute(text("SELECT 1")))
+        )
+        await asyncio.sleep(0.05)
+        order.append("first")
+        await conn.execute(text("INSERT INTO t VALUES (3)"))
+    await second
+    assert order == ["first", "second"]
+    await db.close()
+    for work in (db.reading, db.writing):
+        with pytest.raises(StoreUnavailable):
+            await work(lambda conn: conn.execute(text("SELECT 1")))

@@ -8,10 +8,12 @@ is read far more often than written.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import BindParameter, Connection, Select, bindparam, select, update
 
 from dragoman.store.rows import aware
 from dragoman.store.tables import memory_units, segment_cache
@@ -20,10 +22,18 @@ REFRESH_S = 3600.0
 # Keys per statement: well under SQLite's and asyncpg's limits on bound parameters.
 KEYS_PER_QUERY = 500
 
-# Built once: building a statement costs more than SQLite's read of a few keys.
-_CACHED = select(segment_cache.c.key, segment_cache.c.target, segment_cache.c.last_used_at).where(
-    segment_cache.c.key.in_(bindparam("keys", expanding=True))
-)
+
+@functools.lru_cache(maxsize=64)
+def _cached(count: int) -> Select[Any]:
+    """The lookup of ``count`` keys (``k0``…), built and compiled once per count: building a
+    statement, or expanding an ``IN`` list at each execution, costs more than SQLite's read
+    of a few keys."""
+    keys: list[BindParameter[bytes]] = [bindparam(f"k{i}") for i in range(count)]
+    return select(segment_cache.c.key, segment_cache.c.target, segment_cache.c.last_used_at).where(
+        segment_cache.c.key.in_(keys)
+    )
+
+
 _TOUCH = (
     update(segment_cache)
     .where(segment_cache.c.key.in_(bindparam("keys", expanding=True)))
@@ -54,7 +64,7 @@ def look_up(
     stale: list[bytes] = []
     before = now - timedelta(seconds=REFRESH_S)
     for part in slices(sorted(set(keys))):
-        for row in conn.execute(_CACHED, {"keys": list(part)}):
+        for row in conn.execute(_cached(len(part)), {f"k{i}": k for i, k in enumerate(part)}):
             found[row.key] = row.target
             used = aware(row.last_used_at)
             if used is not None and used < before:
