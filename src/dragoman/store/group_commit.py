@@ -7,7 +7,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import insert
+from sqlalchemy import Connection, insert
 
 from dragoman.models import Document, Job
 from dragoman.store.database import Database
@@ -63,18 +63,25 @@ class GroupCommit:
 
     async def _write(self, batch: list[_Pending]) -> list[Created]:
         creations = [creation for creation, _, _ in batch]
-        async with self._db.tx() as conn:
-            # A job found whole finishes when it was submitted.
-            await prefill(conn, creations, max(c.job.created_at for c in creations))
-            job_rows = _uniform([row for c in creations for row in c.job_rows], "finished_at")
-            seg_rows = _uniform([row for c in creations for row in c.seg_rows], "target", "origin")
-            doc_rows = [row for _, rows, _ in batch for row in rows]
-            await conn.execute(insert(jobs), job_rows)
-            if doc_rows:
-                await conn.execute(insert(documents), doc_rows)
-            if seg_rows:
-                await conn.execute(insert(segments), seg_rows)
+        doc_rows = [row for _, rows, _ in batch for row in rows]
+        # One hand-off for the whole transaction (ADR 0021): lookups, then every insert.
+        await self._db.writing(lambda conn: _insert(conn, creations, doc_rows))
         return [outcome(creation) for creation in creations]
+
+
+def _insert(conn: Connection, creations: list[Creation], doc_rows: list[_Row]) -> None:
+    # A job found whole finishes when it was submitted.
+    prefill(conn, creations, max(c.job.created_at for c in creations))
+    job_rows = _uniform([row for c in creations for row in c.job_rows], "finished_at")
+    seg_rows = _uniform([row for c in creations for row in c.seg_rows], "target", "origin")
+    conn.execute(_JOBS, job_rows)
+    if doc_rows:
+        conn.execute(_DOCUMENTS, doc_rows)
+    if seg_rows:
+        conn.execute(_SEGMENTS, seg_rows)
+
+
+_JOBS, _DOCUMENTS, _SEGMENTS = insert(jobs), insert(documents), insert(segments)
 
 
 def _uniform(rows: list[_Row], *keys: str) -> list[_Row]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection
 
 from dragoman.models import Job, JobStatus, Origin
 from dragoman.store.lookups import find, matches
@@ -56,7 +56,7 @@ class Creation:
     seg_rows: list[_Row]
 
 
-async def prefill(conn: AsyncConnection, creations: Sequence[Creation], now: datetime) -> None:
+def prefill(conn: Connection, creations: Sequence[Creation], now: datetime) -> None:
     """Looks up every creation's keys (one query per kind for all of them), fills the
     segment rows found and settles the job rows; ``Created`` is left on each by
     ``outcome``."""
@@ -66,8 +66,8 @@ async def prefill(conn: AsyncConnection, creations: Sequence[Creation], now: dat
     memory_ids = [m for c in asked if c.prefill for m in c.prefill.memory_ids]
     memory_keys = [k for c in asked if c.prefill for k in c.prefill.memory_keys.values()]
     cache_keys = [k for c in asked if c.prefill for k in c.prefill.cache_keys.values()]
-    in_memories = await conn.run_sync(matches, memory_ids, memory_keys) if memory_keys else {}
-    in_cache = await conn.run_sync(find, cache_keys, now) if cache_keys else {}
+    in_memories = matches(conn, memory_ids, memory_keys) if memory_keys else {}
+    in_cache = find(conn, cache_keys, now) if cache_keys else {}
     for creation in asked:
         _fill(creation, in_memories, in_cache)
         _settle(creation, now)
