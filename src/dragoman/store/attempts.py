@@ -17,8 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, func, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, and_, bindparam, case, func, select, update
 
 from dragoman.models import Job, JobError, JobStatus
 from dragoman.store import shards as family
@@ -50,12 +49,12 @@ def _in_flight(attempts: Mapping[str, int]) -> Any:
     return update(jobs).where(_at(attempts), jobs.c.status.in_(IN_FLIGHT_VALUES))
 
 
-async def _lock_plain(conn: AsyncConnection, ids: Iterable[str]) -> None:
+def _lock_plain(conn: Connection, ids: Iterable[str]) -> None:
     """Locks the plain jobs among ``ids`` in id order (PostgreSQL; SQLite has one writer)."""
     ordered = sorted(set(ids))
     if len(ordered) < 2 or conn.dialect.name != "postgresql":
         return
-    await conn.execute(
+    conn.execute(
         select(jobs.c.id)
         .where(jobs.c.id.in_(ordered), jobs.c.parent_id.is_(None))
         .order_by(jobs.c.id)
@@ -78,51 +77,21 @@ def _in_order(ids: Sequence[str], rows: Iterable[Any]) -> list[Job]:
 
 class SqlAttempts:
     """``mark_submitted_many``, ``claim_many``, ``heartbeat_many``, ``write_chunk`` and
-    ``finish_many``; ``SqlJobStore``'s one-job calls are these with one job."""
+    ``finish_many``; ``SqlJobStore``'s one-job calls are these with one job. Each
+    transaction runs in one hand-off (``Database.writing``, ADR 0021)."""
 
     _db: Database
 
     async def mark_submitted_many(self, job_ids: Sequence[str], now: datetime) -> list[Job]:
         if not job_ids:
             return []
-        async with self._db.tx() as conn:
-            await _lock_plain(conn, job_ids)
-            rows = (
-                await conn.execute(
-                    update(jobs)
-                    .where(jobs.c.id.in_(list(job_ids)), DISPATCHABLE)
-                    .where(jobs.c.status == JobStatus.QUEUED.value)
-                    .values(
-                        status=JobStatus.SUBMITTED.value,
-                        attempts=jobs.c.attempts + 1,
-                        submitted_at=now,
-                        heartbeat_at=now,
-                    )
-                    .returning(*jobs.c)
-                )
-            ).all()
-            for row in rows:
-                if row.parent_id is not None:
-                    await family.parent_submitted(conn, row.parent_id, row.attempts, now)
+        rows = await self._db.writing(lambda conn: _mark_submitted(conn, job_ids, now))
         return _in_order(job_ids, rows)
 
     async def claim_many(self, attempts: Sequence[tuple[str, int]], now: datetime) -> list[Job]:
         if not attempts:
             return []
-        wanted = dict(attempts)
-        async with self._db.tx() as conn:
-            await _lock_plain(conn, wanted)
-            rows = (
-                await conn.execute(
-                    update(jobs)
-                    .where(_at(wanted), jobs.c.status == JobStatus.SUBMITTED.value)
-                    .values(_running(now))
-                    .returning(*jobs.c)
-                )
-            ).all()
-            for row in rows:
-                if row.parent_id is not None:
-                    await family.parent_running(conn, row.parent_id, row.attempts, now)
+        rows = await self._db.writing(lambda conn: _claim(conn, dict(attempts), now))
         return _in_order([job_id for job_id, _ in attempts], rows)
 
     async def heartbeat_many(
@@ -131,26 +100,7 @@ class SqlAttempts:
         wanted = dict(attempts)
         if not wanted:
             return {}
-        async with self._db.tx() as conn:
-            await _lock_plain(conn, wanted)
-            beats = (
-                await conn.execute(
-                    _in_flight(wanted)
-                    .values(_running(now))
-                    .returning(jobs.c.id, jobs.c.parent_id, jobs.c.attempts)
-                )
-            ).all()
-            for beat in beats:
-                if beat.parent_id is not None:
-                    await family.parent_running(conn, beat.parent_id, beat.attempts, now)
-            out: dict[str, JobStatus | None] = {beat.id: JobStatus.RUNNING for beat in beats}
-            rest = [job_id for job_id in wanted if job_id not in out]
-            if rest:
-                query = select(jobs.c.id, jobs.c.status, jobs.c.attempts, jobs.c.shards)
-                for row in await conn.execute(query.where(jobs.c.id.in_(rest))):
-                    current = not row.shards and row.attempts == wanted[row.id]
-                    out[row.id] = JobStatus(row.status) if current else None
-        return {job_id: out.get(job_id) for job_id in wanted}
+        return await self._db.writing(lambda conn: _heartbeat(conn, wanted, now))
 
     async def write_chunk(self, writes: Sequence[ChunkWrite], now: datetime) -> set[str]:
         by_job = {write.job_id: write for write in writes}
@@ -158,61 +108,118 @@ class SqlAttempts:
             raise ValueError("one write per job and chunk")
         if not by_job:
             return set()
-        async with self._db.tx() as conn:
-            # The fence and the writes share one transaction: each job row stays locked until
-            # commit, so a retry cannot slip in between and both attempts write.
-            await _lock_plain(conn, by_job)
-            done = case({w.job_id: len(w.results) for w in writes}, value=jobs.c.id)
-            fenced = (
-                await conn.execute(
-                    _in_flight({w.job_id: w.attempt for w in writes})
-                    .values({**_running(now), "segments_done": jobs.c.segments_done + done})
-                    .returning(
-                        jobs.c.id, jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position
-                    )
-                )
-            ).all()
-            rows: list[dict[str, Any]] = []
-            kept: dict[str, int] = {}
-            for unit in fenced:
-                results = by_job[unit.id].results
-                if unit.parent_id is not None:
-                    results = await family.own_range(conn, unit, unit.id, results)
-                    kept[unit.id] = len(results)
-                owner = unit.parent_id or unit.id
-                rows += [{"j": owner, "p": position, "t": text} for position, text in results]
-            if rows:
-                await conn.execute(_WRITE_SEGMENT, rows)
-            for unit in fenced:
-                if unit.parent_id is not None:
-                    attempt = by_job[unit.id].attempt
-                    await family.parent_running(
-                        conn, unit.parent_id, attempt, now, done=kept[unit.id]
-                    )
-        return {unit.id for unit in fenced}
+        return await self._db.writing(lambda conn: _write_chunk(conn, by_job, now))
 
     async def finish_many(self, ends: Sequence[Ending], now: datetime) -> set[str]:
         if not ends:
             return set()
-        async with self._db.tx() as conn:
-            ids = [end.job_id for end in ends]
-            kinds = select(jobs.c.id, jobs.c.parent_id).where(jobs.c.id.in_(ids))
-            parents = {row.id: row.parent_id for row in await conn.execute(kinds)}
-            plain = [end for end in ends if parents.get(end.job_id) is None]
-            await _lock_plain(conn, [end.job_id for end in plain])
-            finished: set[str] = set()
-            for (status, error), group in _by_outcome(plain).items():
-                ended = await conn.execute(
-                    _in_flight({end.job_id: end.attempt for end in group})
-                    .values(_ended(status, error, now))
-                    .returning(jobs.c.id)
-                )
-                finished.update(row.id for row in ended)
-            for end in ends:
-                parent_id = parents.get(end.job_id)
-                if parent_id is not None and await _finish_shard(conn, parent_id, end, now):
-                    finished.add(end.job_id)
-        return finished
+        return await self._db.writing(lambda conn: _finish(conn, ends, now))
+
+
+def _mark_submitted(conn: Connection, job_ids: Sequence[str], now: datetime) -> list[Any]:
+    _lock_plain(conn, job_ids)
+    rows = conn.execute(
+        update(jobs)
+        .where(jobs.c.id.in_(list(job_ids)), DISPATCHABLE)
+        .where(jobs.c.status == JobStatus.QUEUED.value)
+        .values(
+            status=JobStatus.SUBMITTED.value,
+            attempts=jobs.c.attempts + 1,
+            submitted_at=now,
+            heartbeat_at=now,
+        )
+        .returning(*jobs.c)
+    ).all()
+    for row in rows:
+        if row.parent_id is not None:
+            family.parent_submitted(conn, row.parent_id, row.attempts, now)
+    return list(rows)
+
+
+def _claim(conn: Connection, wanted: dict[str, int], now: datetime) -> list[Any]:
+    _lock_plain(conn, wanted)
+    rows = conn.execute(
+        update(jobs)
+        .where(_at(wanted), jobs.c.status == JobStatus.SUBMITTED.value)
+        .values(_running(now))
+        .returning(*jobs.c)
+    ).all()
+    for row in rows:
+        if row.parent_id is not None:
+            family.parent_running(conn, row.parent_id, row.attempts, now)
+    return list(rows)
+
+
+def _heartbeat(
+    conn: Connection, wanted: dict[str, int], now: datetime
+) -> dict[str, JobStatus | None]:
+    _lock_plain(conn, wanted)
+    beats = conn.execute(
+        _in_flight(wanted)
+        .values(_running(now))
+        .returning(jobs.c.id, jobs.c.parent_id, jobs.c.attempts)
+    ).all()
+    for beat in beats:
+        if beat.parent_id is not None:
+            family.parent_running(conn, beat.parent_id, beat.attempts, now)
+    out: dict[str, JobStatus | None] = {beat.id: JobStatus.RUNNING for beat in beats}
+    rest = [job_id for job_id in wanted if job_id not in out]
+    if rest:
+        query = select(jobs.c.id, jobs.c.status, jobs.c.attempts, jobs.c.shards)
+        for row in conn.execute(query.where(jobs.c.id.in_(rest))):
+            current = not row.shards and row.attempts == wanted[row.id]
+            out[row.id] = JobStatus(row.status) if current else None
+    return {job_id: out.get(job_id) for job_id in wanted}
+
+
+def _write_chunk(conn: Connection, by_job: dict[str, ChunkWrite], now: datetime) -> set[str]:
+    # The fence and the writes share one transaction: each job row stays locked until
+    # commit, so a retry cannot slip in between and both attempts write.
+    _lock_plain(conn, by_job)
+    writes = list(by_job.values())
+    done = case({w.job_id: len(w.results) for w in writes}, value=jobs.c.id)
+    fenced = conn.execute(
+        _in_flight({w.job_id: w.attempt for w in writes})
+        .values({**_running(now), "segments_done": jobs.c.segments_done + done})
+        .returning(jobs.c.id, jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position)
+    ).all()
+    rows: list[dict[str, Any]] = []
+    kept: dict[str, int] = {}
+    for unit in fenced:
+        results = by_job[unit.id].results
+        if unit.parent_id is not None:
+            results = family.own_range(conn, unit, unit.id, results)
+            kept[unit.id] = len(results)
+        owner = unit.parent_id or unit.id
+        rows += [{"j": owner, "p": position, "t": text} for position, text in results]
+    if rows:
+        conn.execute(_WRITE_SEGMENT, rows)
+    for unit in fenced:
+        if unit.parent_id is not None:
+            attempt = by_job[unit.id].attempt
+            family.parent_running(conn, unit.parent_id, attempt, now, done=kept[unit.id])
+    return {unit.id for unit in fenced}
+
+
+def _finish(conn: Connection, ends: Sequence[Ending], now: datetime) -> set[str]:
+    ids = [end.job_id for end in ends]
+    kinds = select(jobs.c.id, jobs.c.parent_id).where(jobs.c.id.in_(ids))
+    parents = {row.id: row.parent_id for row in conn.execute(kinds)}
+    plain = [end for end in ends if parents.get(end.job_id) is None]
+    _lock_plain(conn, [end.job_id for end in plain])
+    finished: set[str] = set()
+    for (status, error), group in _by_outcome(plain).items():
+        ended = conn.execute(
+            _in_flight({end.job_id: end.attempt for end in group})
+            .values(_ended(status, error, now))
+            .returning(jobs.c.id)
+        )
+        finished.update(row.id for row in ended)
+    for end in ends:
+        parent_id = parents.get(end.job_id)
+        if parent_id is not None and _finish_shard(conn, parent_id, end, now):
+            finished.add(end.job_id)
+    return finished
 
 
 def _by_outcome(ends: Sequence[Ending]) -> dict[tuple[JobStatus, JobError | None], list[Ending]]:
@@ -231,11 +238,11 @@ def _ended(status: JobStatus, error: JobError | None, now: datetime) -> dict[str
     }
 
 
-async def _finish_shard(conn: AsyncConnection, parent_id: str, end: Ending, now: datetime) -> bool:
+def _finish_shard(conn: Connection, parent_id: str, end: Ending, now: datetime) -> bool:
     """Ends a shard's attempt and rolls its end up to the parent; False if stale."""
-    siblings = await family.lock_shards(conn, parent_id)
+    siblings = family.lock_shards(conn, parent_id)
     row = (
-        await conn.execute(
+        conn.execute(
             _in_flight({end.job_id: end.attempt})
             .values(_ended(end.status, end.error, now))
             .returning(jobs.c.id)
@@ -243,5 +250,5 @@ async def _finish_shard(conn: AsyncConnection, parent_id: str, end: Ending, now:
     ).first()
     if row is None:
         return False
-    await family.roll_up(conn, parent_id, end.job_id, siblings, end.status, end.error, now)
+    family.roll_up(conn, parent_id, end.job_id, siblings, end.status, end.error, now)
     return True

@@ -5,7 +5,8 @@ first (several only all at once, in position order), the parent last. A write on
 shard locks it by its fence and updates the parent after; finishing a shard and
 cancelling a parent lock all the family's shards before anything else.
 
-Every function here runs on the caller's connection, inside its transaction.
+Every function here runs on the caller's connection, inside its transaction, in the one
+hand-off of ``Database.writing`` (ADR 0021).
 """
 
 from __future__ import annotations
@@ -14,15 +15,14 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import case, func, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection
+from sqlalchemy import Connection, case, func, or_, select, update
 
 from dragoman.models import JobError, JobStatus
 from dragoman.store.rows import UNFINISHED_VALUES
 from dragoman.store.tables import jobs
 
 
-async def lock_shards(conn: AsyncConnection, parent_id: Any) -> list[str]:
+def lock_shards(conn: Connection, parent_id: Any) -> list[str]:
     """Locks the shards of ``parent_id`` (a value or a scalar subquery); their ids by
     position."""
     query = (
@@ -31,7 +31,7 @@ async def lock_shards(conn: AsyncConnection, parent_id: Any) -> list[str]:
         .order_by(jobs.c.first_position, jobs.c.seq)
         .with_for_update()
     )
-    return [row.id for row in await conn.execute(query)]
+    return [row.id for row in conn.execute(query)]
 
 
 def parent_of(job_id: str) -> Any:
@@ -50,12 +50,10 @@ def _at_least(attempt: int) -> Any:
     return case((jobs.c.attempts < attempt, attempt), else_=jobs.c.attempts)
 
 
-async def parent_submitted(
-    conn: AsyncConnection, parent_id: str, attempt: int, now: datetime
-) -> None:
+def parent_submitted(conn: Connection, parent_id: str, attempt: int, now: datetime) -> None:
     """A shard was submitted: a queued parent becomes ``submitted``, and any parent shows
     the shard's attempt if higher."""
-    await conn.execute(
+    conn.execute(
         unfinished(parent_id)
         .where(or_(jobs.c.status == JobStatus.QUEUED.value, jobs.c.attempts < attempt))
         .values(
@@ -69,8 +67,8 @@ async def parent_submitted(
     )
 
 
-async def parent_running(
-    conn: AsyncConnection, parent_id: str, attempt: int, now: datetime, done: int = 0
+def parent_running(
+    conn: Connection, parent_id: str, attempt: int, now: datetime, done: int = 0
 ) -> None:
     """A shard runs (and translated ``done`` more segments): so does its parent."""
     query = unfinished(parent_id)
@@ -79,7 +77,7 @@ async def parent_running(
         query = query.where(
             or_(jobs.c.status != JobStatus.RUNNING.value, jobs.c.attempts < attempt)
         )
-    await conn.execute(
+    conn.execute(
         query.values(
             status=JobStatus.RUNNING.value,
             started_at=func.coalesce(jobs.c.started_at, now),
@@ -89,8 +87,8 @@ async def parent_running(
     )
 
 
-async def own_range(
-    conn: AsyncConnection,
+def own_range(
+    conn: Connection,
     shard: Any,
     shard_id: str,
     results: Sequence[tuple[int, str]],
@@ -100,7 +98,7 @@ async def own_range(
     kept = [r for r in results if shard.first_position <= r[0] < shard.end_position]
     if len(kept) != len(results):
         strays = len(results) - len(kept)
-        await conn.execute(
+        conn.execute(
             update(jobs)
             .where(jobs.c.id == shard_id)
             .values(segments_done=jobs.c.segments_done - strays)
@@ -108,17 +106,17 @@ async def own_range(
     return kept
 
 
-async def cancel_shards(conn: AsyncConnection, parent_id: str, now: datetime) -> None:
+def cancel_shards(conn: Connection, parent_id: str, now: datetime) -> None:
     """Cancels the unfinished shards of ``parent_id``."""
-    await conn.execute(
+    conn.execute(
         update(jobs)
         .where(jobs.c.parent_id == parent_id, jobs.c.status.in_(UNFINISHED_VALUES))
         .values(status=JobStatus.CANCELLED.value, finished_at=now)
     )
 
 
-async def roll_up(
-    conn: AsyncConnection,
+def roll_up(
+    conn: Connection,
     parent_id: str,
     shard: str,
     siblings: list[str],
@@ -128,12 +126,12 @@ async def roll_up(
 ) -> None:
     """Ends the parent of a shard that ended with ``status``, when that ends it."""
     if status is JobStatus.SUCCEEDED:
-        await _succeed_after_last(conn, parent_id, now)
+        _succeed_after_last(conn, parent_id, now)
         return
     prefix = f"shard {siblings.index(shard) + 1}/{len(siblings)}"
     if error is None and status is JobStatus.FAILED:
         error = JobError("shard_failed", "failed")
-    ended = await conn.execute(
+    ended = conn.execute(
         unfinished(parent_id).values(
             status=status.value,
             finished_at=now,
@@ -143,17 +141,17 @@ async def roll_up(
     )
     if ended.rowcount == 1:
         # The other shards' workers learn it at their next heartbeat and stop.
-        await cancel_shards(conn, parent_id, now)
+        cancel_shards(conn, parent_id, now)
 
 
-async def _succeed_after_last(conn: AsyncConnection, parent_id: str, now: datetime) -> None:
+def _succeed_after_last(conn: Connection, parent_id: str, now: datetime) -> None:
     other = jobs.alias("other")
     pending = (
         select(other.c.id)
         .where(other.c.parent_id == parent_id)
         .where(other.c.status != JobStatus.SUCCEEDED.value)
     )
-    await conn.execute(
+    conn.execute(
         unfinished(parent_id)
         .where(~pending.exists())
         .values(status=JobStatus.SUCCEEDED.value, finished_at=now)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, func, select, update
+from sqlalchemy import Connection, bindparam, delete, func, select, update
 
 from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
 from dragoman.store import shards as family
@@ -166,20 +166,19 @@ class SqlJobStore(
         return result.rowcount == 1
 
     async def cancel(self, job_id: str, now: datetime) -> Job | None:
-        async with self._db.tx() as conn:
-            await family.lock_shards(conn, job_id)
-            row = (
-                await conn.execute(
-                    family.unfinished(job_id)
-                    .values(status=JobStatus.CANCELLED.value, finished_at=now)
-                    .returning(*jobs.c)
-                )
+        def cancel(conn: Connection) -> Any:
+            family.lock_shards(conn, job_id)
+            row = conn.execute(
+                family.unfinished(job_id)
+                .values(status=JobStatus.CANCELLED.value, finished_at=now)
+                .returning(*jobs.c)
             ).first()
-            if row is None:
-                return None
-            if row.shards:
-                await family.cancel_shards(conn, job_id, now)
-        return to_job(row)
+            if row is not None and row.shards:
+                family.cancel_shards(conn, job_id, now)
+            return row
+
+        row = await self._db.writing(cancel)
+        return to_job(row) if row is not None else None
 
     async def in_status(self, statuses: Sequence[JobStatus]) -> list[Job]:
         query = (
