@@ -308,3 +308,71 @@ async def test_inline_codes_survive_a_neural_engine_in_order_and_at_the_edges(
     # The pair that spans the whole text and the outer whitespace stay where they were.
     assert out[1].startswith("  <g1>") and out[1].endswith("</g1> ")
     assert out[0].startswith("<g1>")
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = time.time() + 10.0  # well after the folders' own changes
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_catalog_is_read_again_when_its_folder_changes_and_otherwise_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "en-fr" / "ctranslate2").mkdir(parents=True)
+    clock = _Clock()
+    catalog = ModelCatalog(tmp_path, "ctranslate2", clock=clock)
+    scans = 0
+    scan = catalog._scan
+
+    def counted() -> tuple[dict[Pair, Path], list[tuple[str, int]]]:
+        nonlocal scans
+        scans += 1
+        return scan()
+
+    monkeypatch.setattr(catalog, "_scan", counted)
+    assert set(catalog.models()) == {Pair("en", "fr")}
+    for _ in range(5):
+        assert set(catalog.models()) == {Pair("en", "fr")}
+    assert scans == 1  # nothing changed: one scan, then a stat of each folder per call
+
+    # An install renames a folder into place: the folder changes, and the next call sees it
+    # (a tick of the file system's clock later, so that its time changes).
+    time.sleep(0.02)
+    staged = tmp_path / ".staging-de-en"
+    (staged / "ctranslate2").mkdir(parents=True)
+    staged.rename(tmp_path / "de-en")
+    clock.now = time.time() + 10.0
+    assert set(catalog.models()) == {Pair("en", "fr"), Pair("de", "en")}
+    # A removal too.
+    time.sleep(0.02)
+    (tmp_path / "en-fr" / "ctranslate2").rmdir()
+    (tmp_path / "en-fr").rmdir()
+    clock.now = time.time() + 10.0
+    assert set(catalog.models()) == {Pair("de", "en")}
+
+
+def test_a_model_folder_changed_in_place_is_seen_at_once(tmp_path: Path) -> None:
+    """Adding or removing an engine's folder inside a pair's folder leaves the models
+    folder as it was: the pair's folder says it changed."""
+    (tmp_path / "en-fr").mkdir()
+    clock = _Clock()
+    catalog = ModelCatalog(tmp_path, "ctranslate2", clock=clock)
+    assert catalog.models() == {}
+    time.sleep(0.02)
+    (tmp_path / "en-fr" / "ctranslate2").mkdir()
+    assert set(catalog.models()) == {Pair("en", "fr")}
+    time.sleep(0.02)
+    (tmp_path / "en-fr" / "ctranslate2").rmdir()
+    assert catalog.models() == {}
+
+
+def test_a_folder_changed_just_before_its_scan_is_scanned_again(tmp_path: Path) -> None:
+    """Two changes within one tick of the file system's clock leave it the same time: a
+    scan made that close to the last change is not trusted."""
+    catalog = ModelCatalog(tmp_path, "ctranslate2")  # the real clock: the folder is new
+    assert catalog.models() == {}
+    (tmp_path / "en-fr" / "ctranslate2").mkdir(parents=True)
+    assert set(catalog.models()) == {Pair("en", "fr")}

@@ -2,10 +2,12 @@
 
 On disk, each model is a directory ``<models_dir>/<source>-<target>/<engine>/``, for example
 ``models/en-fr/ctranslate2/``. Listing reads directory names only, so the API process lists
-pairs without loading anything, and it is read again on every call: a model installed while
-the service runs is served at once, a removed one is refused and unloaded, an upgraded one
-(a new folder at the same path) replaces the loaded one. Hidden folders (``.staging``...)
-are the installer's working space and are never listed.
+pairs without loading anything. Every request asks for the list, so it is kept, and read
+again as soon as the models folder or one of its pair folders changes (a ``stat`` of each
+per call, where a scan parses every name): a model installed while the service runs is
+served at once, a removed one is refused and unloaded, an upgraded one (a new folder at the
+same path) replaces the loaded one. Hidden folders (``.staging``...) are the installer's
+working space and are never listed.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +31,9 @@ from dragoman.models import Pair
 log = logging.getLogger(__name__)
 
 VERSION_REFRESH_S = 60.0
+# A scan this close to the folder's last change is not kept: two changes within one tick of
+# the file system's clock leave the folder with one time, the second change unseen.
+_SETTLED_S = 0.1
 _SAMPLE_BYTES = 1 << 20
 
 
@@ -49,25 +55,54 @@ def model_fingerprint(model_dir: Path) -> str:
 
 
 class ModelCatalog:
-    """The model directories of one engine, read again on every call."""
+    """The model directories of one engine, kept while their folders do not change."""
 
-    def __init__(self, models_dir: Path, engine: str) -> None:
+    def __init__(
+        self, models_dir: Path, engine: str, *, clock: Callable[[], float] = time.time
+    ) -> None:
         self.models_dir = models_dir
         self._engine = engine
+        self._clock = clock
         self._warned: set[str] = set()
+        # What the last scan found, and the folders it read with their mtime_ns.
+        self._found: dict[Pair, Path] = {}
+        self._stamps: list[tuple[str, int]] = []
 
     def models(self) -> dict[Pair, Path]:
         """Each pair with its model directory; folders not named like ``en-fr`` are skipped."""
+        if not self._unchanged():
+            self._found, self._stamps = self._scan()
+        return dict(self._found)
+
+    def _unchanged(self) -> bool:
+        if not self._stamps:
+            return False
+        try:
+            return all(os.stat(path).st_mtime_ns == stamp for path, stamp in self._stamps)
+        except OSError:
+            return False
+
+    def _scan(self) -> tuple[dict[Pair, Path], list[tuple[str, int]]]:
         found: dict[Pair, Path] = {}
-        if not self.models_dir.is_dir():
-            return found
-        for folder in sorted(self.models_dir.iterdir()):
+        try:
+            stamps = [(str(self.models_dir), self.models_dir.stat().st_mtime_ns)]
+            folders = sorted(self.models_dir.iterdir())
+        except OSError:
+            return found, []
+        for folder in folders:
             if folder.name.startswith("."):
                 continue
+            try:
+                stamps.append((str(folder), folder.stat().st_mtime_ns))
+            except OSError:
+                return found, []  # changing under the scan: read again next time
             model_dir = folder / self._engine
             if model_dir.is_dir() and (pair := self._pair(folder)) is not None:
                 found.setdefault(pair, model_dir)
-        return found
+        # Two changes within one tick of the file system's clock leave a folder with one
+        # time: a scan made that close to a change is not kept.
+        newest = max(stamp for _, stamp in stamps) / 1e9
+        return found, stamps if self._clock() - newest > _SETTLED_S else []
 
     def path(self, pair: Pair) -> Path:
         """The model directory of ``pair``, or ``UnsupportedPair``."""
