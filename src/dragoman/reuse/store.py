@@ -159,12 +159,8 @@ def _put(conn: Connection, entries: Sequence[CacheWrite], now: datetime) -> dict
 
 # First write wins: a key already stored keeps its target.
 _INSERTS = {
-    "postgresql": pg_insert(segment_cache).on_conflict_do_nothing(
-        index_elements=[segment_cache.c.key]
-    ),
-    "sqlite": sqlite_insert(segment_cache).on_conflict_do_nothing(
-        index_elements=[segment_cache.c.key]
-    ),
+    dialect: make(segment_cache).on_conflict_do_nothing(index_elements=[segment_cache.c.key])
+    for dialect, make in (("postgresql", pg_insert), ("sqlite", sqlite_insert))
 }
 _IN_FLIGHT = select(jobs.c.id, jobs.c.attempts).where(
     jobs.c.id.in_(bindparam("ids", expanding=True)), jobs.c.status.in_(IN_FLIGHT_VALUES)

@@ -200,37 +200,25 @@ class Database:
         call (connect, execute, fetch, close), several times what a read by primary key
         costs SQLite itself; here the whole ``work`` runs in one greenlet, as ``run_sync``
         does, and the connection is checked out inside it."""
-        engine = self._engine
-        if engine is None:
-            raise StoreUnavailable("the store is not open")
-        sync_engine = engine.sync_engine
-
-        def run() -> T:
-            with sync_engine.connect() as conn:
-                return work(conn)
-
-        return await self._in_one_go(run)
+        return await self._in_one_go(work, transaction=False)
 
     async def writing(self, work: Callable[[Connection], T]) -> T:
         """``work``'s answer, run in a transaction in one hand-off (as ``reading``), committed
         at the end unless it raises; on SQLite once the write lock is held, as ``tx``."""
-        engine = self._engine
-        if engine is None:
+        if self._write_lock is None:
+            return await self._in_one_go(work, transaction=True)
+        async with self._write_lock:  # the store may close while a writer waits for it
+            return await self._in_one_go(work, transaction=True)
+
+    async def _in_one_go(self, work: Callable[[Connection], T], *, transaction: bool) -> T:
+        if self._engine is None:
             raise StoreUnavailable("the store is not open")
-        sync_engine = engine.sync_engine
+        engine = self._engine.sync_engine
 
         def run() -> T:
-            with sync_engine.begin() as conn:
+            with engine.begin() if transaction else engine.connect() as conn:
                 return work(conn)
 
-        if self._write_lock is None:
-            return await self._in_one_go(run)
-        async with self._write_lock:
-            if self._engine is None:  # closed while this writer waited for the lock
-                raise StoreUnavailable("the store is not open")
-            return await self._in_one_go(run)
-
-    async def _in_one_go(self, run: Callable[[], T]) -> T:
         with self._counted(), _translated():
             call = greenlet_spawn(run)
             return await (_to_its_end(call) if self._sqlite else call)
