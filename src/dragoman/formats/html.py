@@ -58,7 +58,7 @@ _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\s\"';]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
-class Pair:
+class _TagPair:
     open: Span
     close: Span
 
@@ -129,7 +129,7 @@ def _block_unit(run: list[_Part]) -> _Unit | None:
         if part.kind == "text":
             builder.text(part.text)
         elif index in pairs:
-            builder.open(Pair(part.span, parts[pairs[index]].span))
+            builder.open(_TagPair(part.span, parts[pairs[index]].span))
         elif index in closes:
             builder.close()
         else:
@@ -327,7 +327,7 @@ class _Writer:
                 out.append(_escape(token, quote if quote is None else quote or '"'))
                 continue
             native = natives[token.id]
-            if isinstance(native, Pair):
+            if isinstance(native, _TagPair):
                 native = native.open if token.kind == "open" else native.close
             out.append(self.range(native) if isinstance(native, Span) else str(native))
         rendered = "".join(out)

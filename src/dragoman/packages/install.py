@@ -28,7 +28,7 @@ _MARGIN = 16 * 2**20
 
 
 @dataclass(frozen=True, slots=True)
-class Origin:
+class Provenance:
     """What the manifest records of where a model came from."""
 
     source: str
@@ -72,9 +72,11 @@ class Installer:
                 entry.links, partial, size=size, progress=self._report.progress
             )
             digest = self._verify(partial, entry)
-            origin = Origin(url, entry.package_version, entry.licence, entry.attribution, digest)
+            provenance = Provenance(
+                url, entry.package_version, entry.licence, entry.attribution, digest
+            )
             try:
-                return self._install_archive(partial, pair, entry.engine, origin)
+                return self._install_archive(partial, pair, entry.engine, provenance)
             finally:
                 partial.unlink(missing_ok=True)
 
@@ -96,14 +98,14 @@ class Installer:
             pair = pair_of(root, meta, pair)
             licence = licence or _text(meta, "licence", "license")
             check_licence(pair, licence, accept_licence)
-            origin = Origin(
+            provenance = Provenance(
                 str(archive.resolve()),
                 version or _text(meta, "package_version") or "local",
                 licence,
                 sha256=file_sha256(archive),
             )
             with self.folder.lock(pair):
-                return self._finish(root, staging, pair, ENGINE, origin)
+                return self._finish(root, staging, pair, ENGINE, provenance)
 
     def install_folder(
         self,
@@ -122,7 +124,7 @@ class Installer:
         pair = pair_of(source, meta, pair)
         licence = licence or _text(meta, "licence", "license") or model_card_licence(source)
         check_licence(pair, licence, accept_licence)
-        origin = Origin(
+        provenance = Provenance(
             str(source.resolve()), version or _text(meta, "package_version") or "local", licence
         )
         with self.folder.staging() as staging, self.folder.lock(pair):
@@ -135,18 +137,20 @@ class Installer:
             else:
                 self._check_space(copy, _tree_size(source))
                 shutil.copytree(source, copy, symlinks=False)
-            return self._finish(copy, staging, pair, ENGINE, origin)
+            return self._finish(copy, staging, pair, ENGINE, provenance)
 
-    def _install_archive(self, archive: Path, pair: Pair, engine: str, origin: Origin) -> Manifest:
+    def _install_archive(
+        self, archive: Path, pair: Pair, engine: str, provenance: Provenance
+    ) -> Manifest:
         with self.folder.staging() as staging:
             unpacked = staging / "unpacked"
             self._unpack(archive, unpacked)
             root = package_root(unpacked)
-            check_metadata(root, pair, origin.version)
-            return self._finish(root, staging, pair, engine, origin)
+            check_metadata(root, pair, provenance.version)
+            return self._finish(root, staging, pair, engine, provenance)
 
     def _finish(
-        self, root: Path, staging: Path, pair: Pair, engine: str, origin: Origin
+        self, root: Path, staging: Path, pair: Pair, engine: str, provenance: Provenance
     ) -> Manifest:
         """Probes the model in ``root`` where only this install sees it, writes its manifest
         and moves it into place."""
@@ -166,11 +170,11 @@ class Installer:
         manifest = Manifest(
             pair=str(pair),
             engine=engine,
-            version=origin.version,
-            licence=origin.licence,
-            attribution=origin.attribution or attribution_for(origin.licence),
-            source=origin.source,
-            sha256=origin.sha256,
+            version=provenance.version,
+            licence=provenance.licence,
+            attribution=provenance.attribution or attribution_for(provenance.licence),
+            source=provenance.source,
+            sha256=provenance.sha256,
             files=hash_files(served),
         )
         write_manifest(served, manifest)
@@ -335,4 +339,4 @@ def parse_pair(text: str) -> Pair:
         raise PackageError(exc.message) from None
 
 
-__all__ = ["Installer", "NoSpace", "Origin", "parse_pair"]
+__all__ = ["Installer", "NoSpace", "Provenance", "parse_pair"]
