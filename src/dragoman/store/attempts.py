@@ -13,11 +13,22 @@ rule of ``shards`` (shards, then the parent). SQLite has one writer at a time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, case, func, select, update
+from sqlalchemy import (
+    BindParameter,
+    Connection,
+    Integer,
+    and_,
+    bindparam,
+    case,
+    func,
+    select,
+    update,
+)
 
 from dragoman.models import Job, JobError, JobStatus
 from dragoman.store import shards as family
@@ -33,20 +44,119 @@ _WRITE_SEGMENT = (
     .where(segments.c.job_id == bindparam("j"), segments.c.position == bindparam("p"))
     .values(target=bindparam("t"))
 )
+_NOW = bindparam("now", type_=jobs.c.heartbeat_at.type)
+_RUNNING: dict[str, Any] = {
+    "heartbeat_at": _NOW,
+    "status": JobStatus.RUNNING.value,
+    "started_at": func.coalesce(jobs.c.started_at, _NOW),
+}
+_ENDED: dict[str, Any] = {
+    "status": bindparam("ended_as", type_=jobs.c.status.type),
+    "finished_at": _NOW,
+    "error_code": bindparam("code", type_=jobs.c.error_code.type),
+    "error_message": bindparam("message", type_=jobs.c.error_message.type),
+}
 
 
-def _at(attempts: Mapping[str, int]) -> Any:
-    """The rows of these jobs at exactly these attempts."""
+def _ids(count: int) -> list[BindParameter[str]]:
+    return [bindparam(f"i{k}", type_=jobs.c.id.type) for k in range(count)]
+
+
+def _at(count: int) -> Any:
+    """The rows of ``count`` jobs (``i0``…) at exactly their attempts (``a0``…)."""
+    attempts = [(i, bindparam(f"a{k}", type_=Integer)) for k, i in enumerate(_ids(count))]
     return and_(
-        jobs.c.id.in_(list(attempts)),
-        jobs.c.attempts == case(dict(attempts), value=jobs.c.id),
+        jobs.c.id.in_(_ids(count)),
+        jobs.c.attempts == case(*attempts, value=jobs.c.id),
         DISPATCHABLE,
     )
 
 
-def _in_flight(attempts: Mapping[str, int]) -> Any:
+def _in_flight(count: int) -> Any:
     """These attempts while in flight: the fence of a worker's writes."""
-    return update(jobs).where(_at(attempts), jobs.c.status.in_(IN_FLIGHT_VALUES))
+    return update(jobs).where(_at(count), jobs.c.status.in_(IN_FLIGHT_VALUES))
+
+
+def _submit(count: int) -> Any:
+    return (
+        update(jobs)
+        .where(jobs.c.id.in_(_ids(count)), DISPATCHABLE, jobs.c.status == JobStatus.QUEUED.value)
+        .values(
+            status=JobStatus.SUBMITTED.value,
+            attempts=jobs.c.attempts + 1,
+            submitted_at=_NOW,
+            heartbeat_at=_NOW,
+        )
+        .returning(*jobs.c)
+    )
+
+
+def _claim_statement(count: int) -> Any:
+    return (
+        update(jobs)
+        .where(_at(count), jobs.c.status == JobStatus.SUBMITTED.value)
+        .values(_RUNNING)
+        .returning(*jobs.c)
+    )
+
+
+def _beat(count: int) -> Any:
+    return (
+        _in_flight(count).values(_RUNNING).returning(jobs.c.id, jobs.c.parent_id, jobs.c.attempts)
+    )
+
+
+def _write(count: int) -> Any:
+    done = [(i, bindparam(f"d{k}", type_=Integer)) for k, i in enumerate(_ids(count))]
+    return (
+        _in_flight(count)
+        .values({**_RUNNING, "segments_done": jobs.c.segments_done + case(*done, value=jobs.c.id)})
+        .returning(jobs.c.id, jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position)
+    )
+
+
+def _end(count: int) -> Any:
+    return _in_flight(count).values(_ENDED).returning(jobs.c.id)
+
+
+def _kinds(count: int) -> Any:
+    return select(jobs.c.id, jobs.c.parent_id).where(jobs.c.id.in_(_ids(count)))
+
+
+def _states(count: int) -> Any:
+    query = select(jobs.c.id, jobs.c.status, jobs.c.attempts, jobs.c.shards)
+    return query.where(jobs.c.id.in_(_ids(count)))
+
+
+_BUILDERS: dict[str, Callable[[int], Any]] = {
+    "submit": _submit,
+    "claim": _claim_statement,
+    "beat": _beat,
+    "write": _write,
+    "end": _end,
+    "kinds": _kinds,
+    "states": _states,
+}
+
+
+@functools.lru_cache(maxsize=128)
+def _statement(kind: str, count: int) -> Any:
+    """Each statement built once per number of jobs, its values bound at execution:
+    building one (its ``IN`` list, its ``CASE``) cost more than SQLite's work on a few rows."""
+    return _BUILDERS[kind](count)
+
+
+def _bound(
+    ids: Sequence[str], now: datetime | None = None, **per_job: Sequence[Any]
+) -> dict[str, Any]:
+    """The parameters of ``_statement``: ``i0``… for ``ids``, each of ``per_job``'s
+    sequences under its own letter (``a0``… for ``a=``), and ``now``."""
+    params: dict[str, Any] = {f"i{k}": job_id for k, job_id in enumerate(ids)}
+    for letter, values in per_job.items():
+        params |= {f"{letter}{k}": value for k, value in enumerate(values)}
+    if now is not None:
+        params["now"] = now
+    return params
 
 
 def _lock_plain(conn: Connection, ids: Iterable[str]) -> None:
@@ -60,14 +170,6 @@ def _lock_plain(conn: Connection, ids: Iterable[str]) -> None:
         .order_by(jobs.c.id)
         .with_for_update()
     )
-
-
-def _running(now: datetime) -> dict[str, Any]:
-    return {
-        "heartbeat_at": now,
-        "status": JobStatus.RUNNING.value,
-        "started_at": func.coalesce(jobs.c.started_at, now),
-    }
 
 
 def _in_order(ids: Sequence[str], rows: Iterable[Any]) -> list[Job]:
@@ -118,32 +220,22 @@ class SqlAttempts:
 
 def _mark_submitted(conn: Connection, job_ids: Sequence[str], now: datetime) -> list[Any]:
     _lock_plain(conn, job_ids)
-    rows = conn.execute(
-        update(jobs)
-        .where(jobs.c.id.in_(list(job_ids)), DISPATCHABLE)
-        .where(jobs.c.status == JobStatus.QUEUED.value)
-        .values(
-            status=JobStatus.SUBMITTED.value,
-            attempts=jobs.c.attempts + 1,
-            submitted_at=now,
-            heartbeat_at=now,
-        )
-        .returning(*jobs.c)
-    ).all()
+    rows = conn.execute(_statement("submit", len(job_ids)), _bound(job_ids, now)).all()
     for row in rows:
         if row.parent_id is not None:
             family.parent_submitted(conn, row.parent_id, row.attempts, now)
     return list(rows)
 
 
+def _fenced(kind: str, wanted: Mapping[str, int], now: datetime, **per_job: Any) -> Any:
+    """``_statement(kind)`` for these attempts and its parameters."""
+    params = _bound(list(wanted), now, a=list(wanted.values()), **per_job)
+    return _statement(kind, len(wanted)), params
+
+
 def _claim(conn: Connection, wanted: dict[str, int], now: datetime) -> list[Any]:
     _lock_plain(conn, wanted)
-    rows = conn.execute(
-        update(jobs)
-        .where(_at(wanted), jobs.c.status == JobStatus.SUBMITTED.value)
-        .values(_running(now))
-        .returning(*jobs.c)
-    ).all()
+    rows = conn.execute(*_fenced("claim", wanted, now)).all()
     for row in rows:
         if row.parent_id is not None:
             family.parent_running(conn, row.parent_id, row.attempts, now)
@@ -154,19 +246,14 @@ def _heartbeat(
     conn: Connection, wanted: dict[str, int], now: datetime
 ) -> dict[str, JobStatus | None]:
     _lock_plain(conn, wanted)
-    beats = conn.execute(
-        _in_flight(wanted)
-        .values(_running(now))
-        .returning(jobs.c.id, jobs.c.parent_id, jobs.c.attempts)
-    ).all()
+    beats = conn.execute(*_fenced("beat", wanted, now)).all()
     for beat in beats:
         if beat.parent_id is not None:
             family.parent_running(conn, beat.parent_id, beat.attempts, now)
     out: dict[str, JobStatus | None] = {beat.id: JobStatus.RUNNING for beat in beats}
     rest = [job_id for job_id in wanted if job_id not in out]
     if rest:
-        query = select(jobs.c.id, jobs.c.status, jobs.c.attempts, jobs.c.shards)
-        for row in conn.execute(query.where(jobs.c.id.in_(rest))):
+        for row in conn.execute(_statement("states", len(rest)), _bound(rest)):
             current = not row.shards and row.attempts == wanted[row.id]
             out[row.id] = JobStatus(row.status) if current else None
     return {job_id: out.get(job_id) for job_id in wanted}
@@ -176,13 +263,9 @@ def _write_chunk(conn: Connection, by_job: dict[str, ChunkWrite], now: datetime)
     # The fence and the writes share one transaction: each job row stays locked until
     # commit, so a retry cannot slip in between and both attempts write.
     _lock_plain(conn, by_job)
-    writes = list(by_job.values())
-    done = case({w.job_id: len(w.results) for w in writes}, value=jobs.c.id)
-    fenced = conn.execute(
-        _in_flight({w.job_id: w.attempt for w in writes})
-        .values({**_running(now), "segments_done": jobs.c.segments_done + done})
-        .returning(jobs.c.id, jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position)
-    ).all()
+    wanted = {job_id: write.attempt for job_id, write in by_job.items()}
+    done = [len(write.results) for write in by_job.values()]
+    fenced = conn.execute(*_fenced("write", wanted, now, d=done)).all()
     rows: list[dict[str, Any]] = []
     kept: dict[str, int] = {}
     for unit in fenced:
@@ -203,17 +286,16 @@ def _write_chunk(conn: Connection, by_job: dict[str, ChunkWrite], now: datetime)
 
 def _finish(conn: Connection, ends: Sequence[Ending], now: datetime) -> set[str]:
     ids = [end.job_id for end in ends]
-    kinds = select(jobs.c.id, jobs.c.parent_id).where(jobs.c.id.in_(ids))
-    parents = {row.id: row.parent_id for row in conn.execute(kinds)}
+    parents = {
+        row.id: row.parent_id for row in conn.execute(_statement("kinds", len(ids)), _bound(ids))
+    }
     plain = [end for end in ends if parents.get(end.job_id) is None]
     _lock_plain(conn, [end.job_id for end in plain])
     finished: set[str] = set()
     for (status, error), group in _by_outcome(plain).items():
-        ended = conn.execute(
-            _in_flight({end.job_id: end.attempt for end in group})
-            .values(_ended(status, error, now))
-            .returning(jobs.c.id)
-        )
+        wanted = {end.job_id: end.attempt for end in group}
+        statement, params = _fenced("end", wanted, now)
+        ended = conn.execute(statement, params | _ending(status, error))
         finished.update(row.id for row in ended)
     for end in ends:
         parent_id = parents.get(end.job_id)
@@ -229,25 +311,20 @@ def _by_outcome(ends: Sequence[Ending]) -> dict[tuple[JobStatus, JobError | None
     return groups
 
 
-def _ended(status: JobStatus, error: JobError | None, now: datetime) -> dict[str, Any]:
+def _ending(status: JobStatus, error: JobError | None) -> dict[str, Any]:
+    """The bound values of ``_ENDED`` but ``now``."""
     return {
-        "status": status.value,
-        "finished_at": now,
-        "error_code": error.code if error else None,
-        "error_message": error.message if error else None,
+        "ended_as": status.value,
+        "code": error.code if error else None,
+        "message": error.message if error else None,
     }
 
 
 def _finish_shard(conn: Connection, parent_id: str, end: Ending, now: datetime) -> bool:
     """Ends a shard's attempt and rolls its end up to the parent; False if stale."""
     siblings = family.lock_shards(conn, parent_id)
-    row = (
-        conn.execute(
-            _in_flight({end.job_id: end.attempt})
-            .values(_ended(end.status, end.error, now))
-            .returning(jobs.c.id)
-        )
-    ).first()
+    statement, params = _fenced("end", {end.job_id: end.attempt}, now)
+    row = conn.execute(statement, params | _ending(end.status, end.error)).first()
     if row is None:
         return False
     family.roll_up(conn, parent_id, end.job_id, siblings, end.status, end.error, now)
