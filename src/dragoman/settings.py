@@ -6,6 +6,7 @@ import base64
 import os
 import socket
 from pathlib import Path
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -13,6 +14,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
 from dragoman.models import Pool
+
+# A neural model's sub-batch in tokens, or "auto" (measured when the model loads).
+BatchTokens = Annotated[int, Field(ge=1)] | Literal["auto"]
 
 ARGOS_INDEX = "https://raw.githubusercontent.com/argosopentech/argospm-index/main/index.json"
 
@@ -111,8 +115,10 @@ class Settings(BaseSettings):
     # The package index `dragoman models` reads (Argos's format, a URL or a path).
     model_index: str = ARGOS_INDEX
     offline: bool = False  # no network: models come from files (`dragoman models install --from`)
-    neural_batch_tokens: int = Field(16384, ge=1)
-    gpu_batch_tokens: int = Field(131072, ge=1)
+    # Tokens per sub-batch of a neural model, or "auto": measured when each model loads
+    # (engines/batch_size.py; CTranslate2 models, the transformers engine takes 16384/131072).
+    neural_batch_tokens: BatchTokens = 16384
+    gpu_batch_tokens: BatchTokens = 131072
     neural_max_output_tokens: int = Field(256, ge=1)
     neural_threads: int = Field(default_factory=_cores, ge=1)
     ct2_compute_type: str = "int8"

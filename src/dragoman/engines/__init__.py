@@ -251,7 +251,7 @@ def _neural_engines(settings: Settings, pool: Pool) -> dict[str, Engine]:
             cache=cache,
             device=device,
             dtype="float32" if on_cpu else settings.transformers_gpu_dtype,
-            batch_tokens=batch_tokens,
+            batch_tokens=batch_tokens if batch_tokens != "auto" else (16384 if on_cpu else 131072),
             max_output_tokens=settings.neural_max_output_tokens,
         ),
     }

@@ -12,11 +12,13 @@ Two layouts of a model directory are recognised:
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from dragoman.engines import batch_size
 from dragoman.engines.long_inputs import in_parts
 from dragoman.engines.model_cache import ModelCache
 from dragoman.engines.neural import HostedEngine, ModelHost
@@ -24,6 +26,7 @@ from dragoman.errors import EngineError
 from dragoman.models import Pair
 
 _EOS = "</s>"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +62,7 @@ class Ct2Model:
     source: Any  # sentencepiece.SentencePieceProcessor
     target: Any
     append_eos: bool
+    batch_tokens: int = 16384  # the sub-batch size, configured or measured at load
 
     def fits(self, text: str, max_tokens: int) -> bool:
         """Whether ``text`` is within ``max_tokens`` pieces, with the ``</s>`` if appended."""
@@ -114,7 +118,7 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
         device: str = "cpu",
         compute_type: str = "int8",
         threads: int = 1,
-        batch_tokens: int = 16384,
+        batch_tokens: int | Literal["auto"] = 16384,
         max_input_tokens: int = 512,
         max_output_tokens: int = 256,
     ) -> None:
@@ -123,10 +127,11 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
             models_dir,
             cache=cache,
             device=device,
-            load=lambda path: load_ct2(
-                path, device=device, compute_type=compute_type, threads=threads
+            load=lambda path: self._sized(
+                load_ct2(path, device=device, compute_type=compute_type, threads=threads), path
             ),
         )
+        self._device = device
         self._batch_tokens = batch_tokens
         self._max_input_tokens = max_input_tokens
         self._max_output_tokens = max_output_tokens
@@ -136,6 +141,43 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
         run = in_parts(pair.source, self._fits, self._run)
         return await self._host.translate(pair, segments, run)
 
+    def _sized(self, model: Ct2Model, path: Path) -> Ct2Model:
+        """The model with its batch size: configured, or measured now (``batch_size``)."""
+        if self._batch_tokens != "auto":
+            model.batch_tokens = self._batch_tokens
+            return model
+        self._probe(model, 1)  # the first call's one-time costs stay out of the figures
+        sizes = batch_size.CPU_SIZES if self._device == "cpu" else batch_size.GPU_SIZES
+        measured = batch_size.fastest(lambda size: self._probe(model, size), sizes)
+        model.batch_tokens = measured.size
+        rates = ", ".join(f"{size}: {rate:.0f}" for size, rate in measured.rates.items())
+        log.info(
+            "%s on %s: batches of %d tokens, the fastest measured (tokens/s by size: %s)",
+            path,
+            self._device,
+            measured.size,
+            rates,
+        )
+        return model
+
+    def _probe(self, model: Ct2Model, size: int) -> float:
+        """Tokens per second of the probe in batches of ``size`` tokens."""
+        fits = self._max_input_tokens
+        texts = batch_size.probe_texts(size, lambda text: len(model.encode(text, fits)))
+        pieces = [model.encode(text, fits) for text in texts]
+
+        def run() -> object:
+            return model.translator.translate_batch(
+                pieces,
+                max_batch_size=size,
+                batch_type="tokens",
+                beam_size=1,
+                max_input_length=0,
+                max_decoding_length=batch_size.PROBE_OUTPUT_TOKENS,
+            )
+
+        return batch_size.rate(run, sum(map(len, pieces)))
+
     def _fits(self, model: Ct2Model, text: str) -> bool:
         return model.fits(text, self._max_input_tokens)
 
@@ -144,7 +186,7 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
         # sub-batches of at most that many tokens, so padding stays small.
         results = model.translator.translate_batch(
             [model.encode(text, self._max_input_tokens) for text in texts],
-            max_batch_size=self._batch_tokens,
+            max_batch_size=model.batch_tokens,
             batch_type="tokens",
             beam_size=1,
             # encode truncates keeping the </s> the model expects, which CTranslate2's own
