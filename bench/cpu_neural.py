@@ -1,5 +1,5 @@
 """A neural engine on the CPU: the raw library by batch size, one dragoman CPU worker end to
-end (target: at least 0.85 of the raw best, with the same outputs), and the old design (a
+end (target: at least 0.95 of the raw best, with the same outputs), and the old design (a
 fresh process per document) against the warm service. Uses the tiny MarianMT, built at start.
 
     .venv/bin/python bench/cpu_neural.py [--engine ctranslate2|transformers] [--segments N]

@@ -1,5 +1,5 @@
 """A neural engine on a CUDA GPU: the raw library by batch size, one in-process dragoman GPU
-worker end to end (target: at least 0.85 of the raw best, with the same outputs), and the old
+worker end to end (target: at least 0.95 of the raw best, with the same outputs), and the old
 design (a fresh process per document) against the warm service. Exits with status 2 when
 there is no CUDA device.
 

@@ -48,9 +48,9 @@ def test_the_climb_stops_when_its_time_budget_is_spent() -> None:
 
 
 @pytest.mark.parametrize("tokens", [1, 64, 4096])
-def test_the_probe_fills_a_batch_of_the_size_twice(tokens: int) -> None:
+def test_the_probe_fills_one_batch_of_the_size(tokens: int) -> None:
     texts = probe_texts(tokens, lambda text: len(text.split()))
     held = sum(len(text.split()) for text in texts)
-    assert held >= 2 * tokens
-    assert held - len(texts[-1].split()) < 2 * tokens  # no more than it takes
+    assert held >= tokens
+    assert held - len(texts[-1].split()) < tokens  # no more than it takes
     assert set(texts) <= set(PROBE_TEXTS)

@@ -22,8 +22,6 @@ GPU_SIZES = (4096, 8192, 16384, 32768, 65536, 131072, 262144)
 BUDGET_S = 20.0
 # A size must beat the best by this much to count as faster: the probe's own noise.
 MARGIN = 0.03
-# The probe's output is cut short: the size's effect shows as well, at a fraction of the cost.
-PROBE_OUTPUT_TOKENS = 24
 # Sentences of common lengths, repeated to fill each batch; what a model makes of them
 # does not matter, only how fast it gets through them.
 PROBE_TEXTS = (
@@ -72,11 +70,12 @@ def fastest(
 
 
 def probe_texts(tokens: int, length: Callable[[str], int]) -> list[str]:
-    """Probe sentences, repeated, until they hold at least ``tokens`` tokens twice over (so
-    that a batch of that size runs full at least twice)."""
+    """Probe sentences, repeated, until they hold ``tokens`` tokens: one full batch of that
+    size. The model decodes them as it decodes any text (the output's length weighs on the
+    best size as much as the input's), so a probe costs what such a batch costs."""
     texts: list[str] = []
     held = 0
-    while held < 2 * tokens:
+    while held < tokens:
         text = PROBE_TEXTS[len(texts) % len(PROBE_TEXTS)]
         texts.append(text)
         held += max(length(text), 1)

@@ -173,7 +173,7 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
                 batch_type="tokens",
                 beam_size=1,
                 max_input_length=0,
-                max_decoding_length=batch_size.PROBE_OUTPUT_TOKENS,
+                max_decoding_length=self._max_output_tokens,
             )
 
         return batch_size.rate(run, sum(map(len, pieces)))
