@@ -3,6 +3,7 @@ a scale interval (so their age says the scaler is alive), not at every nudge."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -63,3 +64,37 @@ async def test_sizes_are_published_at_a_change_and_once_an_interval(
     clock.advance(5)
     await scaler.step()
     assert (await store.pool_figures(Pool.CPU))["workers_current"] == (2.0, clock.now())
+
+
+async def test_a_burst_of_nudges_is_decided_on_once_and_a_lone_nudge_at_once(
+    store: JobStore, make_settings: Any, clock: FakeClock
+) -> None:
+    settings = make_settings(cpu_scale_interval_s=60)
+    runtime = Runtime(settings, store, MemoryBus(), clock, Metrics())
+    scaler = Scaler(runtime, pool=Pool.CPU, controller=Counting(), nudge_gap_s=1.0)
+    steps: asyncio.Queue[float] = asyncio.Queue()
+    step = scaler.step
+    now = asyncio.get_running_loop().time
+
+    async def counted() -> Any:
+        steps.put_nowait(now())
+        return await step()
+
+    scaler.step = counted  # type: ignore[method-assign]
+    scaler.start()
+    try:
+        first = await asyncio.wait_for(steps.get(), 5)
+        for _ in range(20):  # a burst of dispatches, each nudging
+            scaler.nudge()
+            await asyncio.sleep(0.005)
+        second = await asyncio.wait_for(steps.get(), 5)
+        assert second - first >= 1.0  # the burst waited for the gap's end...
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(steps.get(), 0.3)  # ...and was decided on once
+        await asyncio.sleep(1.0)  # quiet for longer than the gap
+        nudged = now()
+        scaler.nudge()
+        third = await asyncio.wait_for(steps.get(), 5)
+        assert third - nudged < 0.5  # at once, not after another gap or the interval
+    finally:
+        await scaler.stop()

@@ -16,6 +16,9 @@ from dragoman.scaling import ReplicaController
 from dragoman.scaling.policy import Decision, PoolPolicy, ScalePolicy, choose_victims
 
 log = logging.getLogger(__name__)
+# A burst of dispatches is decided on once in this time, not once per dispatch: each decision
+# reads the store's counts and the registry, which small jobs would otherwise pay per job.
+NUDGE_GAP_S = 0.25
 
 
 class Scaler:
@@ -30,6 +33,7 @@ class Scaler:
         pool: Pool,
         controller: ReplicaController,
         monotonic: Callable[[], float] = time.monotonic,
+        nudge_gap_s: float = NUDGE_GAP_S,
     ) -> None:
         self.pool = pool
         self._settings = settings = runtime.settings
@@ -41,6 +45,7 @@ class Scaler:
         self.policy = ScalePolicy(PoolPolicy.from_settings(settings, pool), monotonic)
         self._published: tuple[dict[str, float], datetime | None] = ({}, None)
         self._nudged = asyncio.Event()
+        self._nudge_gap_s = nudge_gap_s
         self._task: asyncio.Task[None] | None = None
 
     async def step(self) -> Decision:
@@ -93,7 +98,8 @@ class Scaler:
             self._published = (figures, now)
 
     def nudge(self) -> None:
-        """Decide now rather than at the next interval (new work was dispatched)."""
+        """Decide now rather than at the next interval (new work was dispatched); nudges
+        within ``nudge_gap_s`` of the last decision wait for that gap's end, as one."""
         self._nudged.set()
 
     def start(self) -> None:
@@ -111,8 +117,10 @@ class Scaler:
                 log.warning("pool %s not scaled this round: %s", self.pool, exc)
             except Exception:
                 log.exception("pool %s: scaling failed; will retry", self.pool)
+            decided = time.monotonic()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._nudged.wait(), interval)
+            await asyncio.sleep(max(0.0, decided + self._nudge_gap_s - time.monotonic()))
             self._nudged.clear()
 
     async def stop(self) -> None:
