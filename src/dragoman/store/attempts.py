@@ -77,7 +77,7 @@ def _in_flight(count: int) -> Any:
     return update(jobs).where(_at(count), jobs.c.status.in_(IN_FLIGHT_VALUES))
 
 
-def _submit(count: int) -> Any:
+def _build_submit(count: int) -> Any:
     return (
         update(jobs)
         .where(jobs.c.id.in_(_ids(count)), DISPATCHABLE, jobs.c.status == JobStatus.QUEUED.value)
@@ -91,7 +91,7 @@ def _submit(count: int) -> Any:
     )
 
 
-def _claim_statement(count: int) -> Any:
+def _build_claim(count: int) -> Any:
     return (
         update(jobs)
         .where(_at(count), jobs.c.status == JobStatus.SUBMITTED.value)
@@ -100,13 +100,13 @@ def _claim_statement(count: int) -> Any:
     )
 
 
-def _beat(count: int) -> Any:
+def _build_beat(count: int) -> Any:
     return (
         _in_flight(count).values(_RUNNING).returning(jobs.c.id, jobs.c.parent_id, jobs.c.attempts)
     )
 
 
-def _write(count: int) -> Any:
+def _build_write(count: int) -> Any:
     done = [(i, bindparam(f"d{k}", type_=Integer)) for k, i in enumerate(_ids(count))]
     return (
         _in_flight(count)
@@ -115,27 +115,27 @@ def _write(count: int) -> Any:
     )
 
 
-def _end(count: int) -> Any:
+def _build_end(count: int) -> Any:
     return _in_flight(count).values(_ENDED).returning(jobs.c.id)
 
 
-def _kinds(count: int) -> Any:
+def _build_kinds(count: int) -> Any:
     return select(jobs.c.id, jobs.c.parent_id).where(jobs.c.id.in_(_ids(count)))
 
 
-def _states(count: int) -> Any:
+def _build_states(count: int) -> Any:
     query = select(jobs.c.id, jobs.c.status, jobs.c.attempts, jobs.c.shards)
     return query.where(jobs.c.id.in_(_ids(count)))
 
 
 _BUILDERS: dict[str, Callable[[int], Any]] = {
-    "submit": _submit,
-    "claim": _claim_statement,
-    "beat": _beat,
-    "write": _write,
-    "end": _end,
-    "kinds": _kinds,
-    "states": _states,
+    "submit": _build_submit,
+    "claim": _build_claim,
+    "beat": _build_beat,
+    "write": _build_write,
+    "end": _build_end,
+    "kinds": _build_kinds,
+    "states": _build_states,
 }
 
 
