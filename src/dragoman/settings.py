@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     max_segment_chars: int = Field(10_000, ge=1)
     max_request_bytes: int = Field(64 * 1024 * 1024, ge=1024)
     max_file_bytes: int = Field(32 * 1024 * 1024, ge=1024)
+    # HTML, Markdown, YAML and Android XML are read as a whole tree, 40 to 150 times a file's
+    # size in memory: their files have a lower limit (formats.TREE_FORMATS).
+    max_tree_file_bytes: int = Field(2 * 1024 * 1024, ge=1024)
     max_files_per_job: int = Field(1000, ge=1)
     sync_max_segments: int = Field(100, ge=1)
     sync_batch_delay_s: float = Field(0.002, ge=0)

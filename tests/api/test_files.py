@@ -179,6 +179,23 @@ async def test_a_file_over_the_limit_is_a_413_naming_it(make_client: Any) -> Non
     assert "big.txt" in response.json()["error"]["message"]
 
 
+async def test_a_file_read_as_a_tree_has_a_lower_limit_of_its_own(make_client: Any) -> None:
+    """HTML, Markdown, YAML and Android XML take 40 to 150 times their size to read."""
+    client = await make_client(max_tree_file_bytes=2048)
+    page = b"# Notes\n\nHello world.\n\n" * 150  # 3.5 kB
+    response = await submit(client, ("notes.md", page))
+    assert_error(response, 413, "payload_too_large")
+    message = response.json()["error"]["message"]
+    assert "notes.md" in message and "DRAGOMAN_MAX_TREE_FILE_BYTES" in message
+    # The limit follows the format, whatever the name says.
+    declared = await submit(client, ("notes.txt", page), format="html")
+    assert_error(declared, 413, "payload_too_large")
+    assert (await submit(client, ("notes.txt", page))).status_code == 202
+    formats = {f["name"]: f for f in (await client.get("/v1/formats")).json()["formats"]}
+    assert formats["markdown"]["max_bytes"] == formats["yaml"]["max_bytes"] == 2048
+    assert formats["text"]["max_bytes"] == formats["xliff"]["max_bytes"] == 32 * 2**20
+
+
 async def test_a_field_sent_as_a_file_is_refused(client: httpx.AsyncClient) -> None:
     response = await client.post(
         "/v1/jobs",

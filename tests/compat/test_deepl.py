@@ -337,6 +337,14 @@ def test_bad_requests_in_deepl_shape(
     assert message in response.json()["message"]
 
 
+def test_a_markdown_document_over_its_limit_is_a_413(http: httpx.Client) -> None:
+    page = b"Hello world.\n\n" * (2 * 2**20 // 14 + 1)  # past DRAGOMAN_MAX_TREE_FILE_BYTES
+    files = {"file": ("notes.md", page)}
+    response = http.post("/v2/document", data={"target_lang": "ES"}, files=files)
+    assert response.status_code == 413
+    assert "notes.md: larger than the limit" in response.json()["message"]
+
+
 def test_malformed_bodies_and_unknown_routes(
     http: httpx.Client, translator: deepl.Translator
 ) -> None:

@@ -133,6 +133,14 @@ def test_translate_file_refuses_an_unknown_extension(http: httpx.Client) -> None
     assert ".xyz is not a supported format" in response.json()["error"]
 
 
+def test_translate_file_refuses_a_markdown_file_over_its_limit(http: httpx.Client) -> None:
+    page = b"Hello world.\n\n" * (2 * 2**20 // 14 + 1)  # past DRAGOMAN_MAX_TREE_FILE_BYTES
+    files = {"file": ("notes.md", page)}
+    response = http.post("/translate_file", data={"source": "en", "target": "es"}, files=files)
+    assert response.status_code == 400
+    assert "notes.md: larger than the limit" in response.json()["error"]
+
+
 def test_answer_shapes(http: httpx.Client) -> None:
     def post(**body: object) -> dict[str, object]:
         response = http.post("/translate", json=body)

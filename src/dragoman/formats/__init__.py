@@ -72,6 +72,11 @@ class MarksOrigins(Protocol):
         ...
 
 
+# Formats read into a whole tree (markdown-it's tokens, the HTML and XML readers' parts,
+# YAML's nodes): reading one takes 40 to 150 times its size in memory, where the others take
+# 10 to 20, so their files have a lower limit (``Settings.max_tree_file_bytes``).
+TREE_FORMATS = frozenset({"html", "markdown", "yaml", "android"})
+
 # name -> module under dragoman.formats defining ``FORMAT``; loaded on first use.
 _MODULES = {
     "xliff": "xliff",

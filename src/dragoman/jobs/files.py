@@ -17,7 +17,14 @@ from dataclasses import dataclass
 
 from dragoman.detection import AUTO, sample
 from dragoman.errors import InvalidRequest, NotFinished, NotFound, PayloadTooLarge
-from dragoman.formats import SPLIT_BUDGET_S, for_file, prepare, rebuild, translated_name
+from dragoman.formats import (
+    SPLIT_BUDGET_S,
+    TREE_FORMATS,
+    for_file,
+    prepare,
+    rebuild,
+    translated_name,
+)
 from dragoman.jobs import BatchRequestsManager
 from dragoman.models import Document, Job, JobOptions, JobStatus, Pair, SourceFile
 from dragoman.runtime import Runtime
@@ -108,13 +115,20 @@ class FileJobs:
                 f"{len(uploads)} files exceed the limit of "
                 f"{self._settings.max_files_per_job} per job"
             )
-        limit = self._settings.max_file_bytes
         for upload in uploads:
+            name = for_file(upload.filename, upload.format).name
+            limit, setting = self.limit(name)
             if len(upload.content) > limit:
                 raise PayloadTooLarge(
-                    f"{upload.filename}: larger than the limit of {limit} bytes per file "
-                    "(DRAGOMAN_MAX_FILE_BYTES)"
+                    f"{upload.filename}: larger than the limit of {limit} bytes per "
+                    f"{name} file ({setting})"
                 )
+
+    def limit(self, format_name: str) -> tuple[int, str]:
+        """The most bytes a file of this format may hold, and the setting that says so."""
+        if format_name in TREE_FORMATS:
+            return self._settings.max_tree_file_bytes, "DRAGOMAN_MAX_TREE_FILE_BYTES"
+        return self._settings.max_file_bytes, "DRAGOMAN_MAX_FILE_BYTES"
 
     async def download(
         self, job_id: str, ordinal: int, tenant: str | None, *, partial: bool = False

@@ -150,6 +150,7 @@ class FormatOut(BaseModel):
     name: str
     extensions: list[str]
     media_type: str
+    max_bytes: int = Field(description="The largest file of this format a job takes (413 above)")
 
 
 class FormatsOut(BaseModel):
@@ -218,11 +219,16 @@ async def get_file(
 
 
 @router.get("/v1/formats", response_model=FormatsOut, responses=error_responses(401))
-async def list_formats(_: Tenant) -> FormatsOut:
-    """The file formats a job takes, by the extensions that name them."""
+async def list_formats(service: Service, _: Tenant) -> FormatsOut:
+    """The file formats a job takes, by the extensions that name them, and how big."""
     return FormatsOut(
         formats=[
-            FormatOut(name=f.name, extensions=list(f.extensions), media_type=f.media_type)
+            FormatOut(
+                name=f.name,
+                extensions=list(f.extensions),
+                media_type=f.media_type,
+                max_bytes=service.files.limit(f.name)[0],
+            )
             for f in FORMATS.all()
         ]
     )
