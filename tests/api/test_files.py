@@ -196,6 +196,27 @@ async def test_a_file_read_as_a_tree_has_a_lower_limit_of_its_own(make_client: A
     assert formats["text"]["max_bytes"] == formats["xliff"]["max_bytes"] == 32 * 2**20
 
 
+async def test_each_file_is_read_once_when_its_language_is_detected(
+    client: httpx.AsyncClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragoman.formats.text import TextFormat
+
+    reads: list[str] = []
+    extract = TextFormat.extract
+
+    def counted(self: TextFormat, data: bytes, *, filename: str) -> Any:
+        reads.append(filename)
+        return extract(self, data, filename=filename)
+
+    monkeypatch.setattr(TextFormat, "extract", counted)
+    files = [("a.txt", b"Hello world.\nThe cat sleeps.\n"), ("b.txt", b"Bonjour le monde.\n")]
+    response = await submit(client, *files, source_lang="auto")
+    assert response.status_code == 202, response.text
+    assert sorted(reads) == ["a.txt", "b.txt"]  # detection and segments from one reading
+    job = await finished(client, response.json()["id"])
+    assert job["status"] == "succeeded"
+
+
 async def test_a_field_sent_as_a_file_is_refused(client: httpx.AsyncClient) -> None:
     response = await client.post(
         "/v1/jobs",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Protocol, runtime_checkable
@@ -167,13 +167,28 @@ def prepare(
     segmentation: bool,
     split_until: float | None = None,
 ) -> Prepared:
-    """The segments of a file and its layout. Sentence splitting stops at ``split_until``
-    (``time.monotonic()``; by default ``SPLIT_BUDGET_S`` from now): the remaining units stay
-    whole, and the layout records what was done, so no upload holds a CPU for long."""
+    """The segments of a file and its layout (``prepare_units`` of what ``fmt`` reads)."""
+    units = fmt.extract(data, filename=filename)
+    return prepare_units(
+        units, source_lang=source_lang, segmentation=segmentation, split_until=split_until
+    )
+
+
+def prepare_units(
+    units: Iterable[Marked],
+    *,
+    source_lang: str,
+    segmentation: bool,
+    split_until: float | None = None,
+) -> Prepared:
+    """The segments of a file's units and its layout. Sentence splitting stops at
+    ``split_until`` (``time.monotonic()``; by default ``SPLIT_BUDGET_S`` from now): the
+    remaining units stay whole, and the layout records what was done, so no upload holds a
+    CPU for long."""
     segments: list[str] = []
     layout: list[int] = []
     deadline = time.monotonic() + SPLIT_BUDGET_S if split_until is None else split_until
-    for unit in fmt.extract(data, filename=filename):
+    for unit in units:
         if not unit.has_text():
             layout.append(0)
             continue

@@ -15,16 +15,18 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from dragoman.detection import AUTO, sample
+from dragoman.detection import AUTO, SAMPLE_SEGMENTS, sample
 from dragoman.errors import InvalidRequest, NotFinished, NotFound, PayloadTooLarge
 from dragoman.formats import (
     SPLIT_BUDGET_S,
     TREE_FORMATS,
+    Format,
     for_file,
-    prepare,
+    prepare_units,
     rebuild,
     translated_name,
 )
+from dragoman.formats.markup import Marked
 from dragoman.jobs import BatchRequestsManager
 from dragoman.models import Document, Job, JobOptions, JobStatus, Pair, SourceFile
 from dragoman.runtime import Runtime
@@ -44,31 +46,32 @@ class TranslatedFile:
     content: bytes
 
 
-def _samples(uploads: Sequence[Upload]) -> list[str]:
-    """What detection reads of each file: the plain text of its first units."""
-    out = []
+def _read(uploads: Sequence[Upload]) -> list[tuple[Format, list[Marked]]]:
+    """Each file's format and units, read once for detection and segments alike."""
+    read = []
     for upload in uploads:
-        units = for_file(upload.filename, upload.format).extract(
-            upload.content, filename=upload.filename
-        )
-        out.append(sample([unit.plain for unit in units]))
-    return out
+        fmt = for_file(upload.filename, upload.format)
+        read.append((fmt, fmt.extract(upload.content, filename=upload.filename)))
+    return read
+
+
+def _sample(units: Sequence[Marked]) -> str:
+    """What detection reads of a file: the plain text of its first units."""
+    return sample([unit.plain for unit in units[:SAMPLE_SEGMENTS]])
 
 
 def _documents(
-    languages: Sequence[str], uploads: Sequence[Upload], segmentation: bool, auto: bool
+    languages: Sequence[str],
+    uploads: Sequence[Upload],
+    read: Sequence[tuple[Format, list[Marked]]],
+    segmentation: bool,
+    auto: bool,
 ) -> list[Document]:
     documents = []
     split_until = time.monotonic() + SPLIT_BUDGET_S  # for the whole upload
-    for source, upload in zip(languages, uploads, strict=True):
-        fmt = for_file(upload.filename, upload.format)
-        prepared = prepare(
-            fmt,
-            upload.content,
-            filename=upload.filename,
-            source_lang=source,
-            segmentation=segmentation,
-            split_until=split_until,
+    for source, upload, (fmt, units) in zip(languages, uploads, read, strict=True):
+        prepared = prepare_units(
+            units, source_lang=source, segmentation=segmentation, split_until=split_until
         )
         stored = SourceFile(fmt.name, upload.content, tuple(prepared.layout))
         detected = source if auto else None
@@ -95,11 +98,14 @@ class FileJobs:
         self._check(uploads)
         auto = pair.source == AUTO
         languages = [pair.source] * len(uploads)
+        read = await asyncio.to_thread(_read, uploads)
         if auto:
-            samples = await asyncio.to_thread(_samples, uploads)
+            samples = [_sample(units) for _, units in read]
             found = await self._manager.detect(pair.target, samples, options.engine)
             languages = [detection.language for detection in found]
-        documents = await asyncio.to_thread(_documents, languages, uploads, segmentation, auto)
+        documents = await asyncio.to_thread(
+            _documents, languages, uploads, read, segmentation, auto
+        )
         if not any(doc.segments for doc in documents):
             names = ", ".join(u.filename for u in uploads)
             raise InvalidRequest(f"nothing to translate in {names}")
