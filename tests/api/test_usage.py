@@ -173,3 +173,45 @@ async def test_cancelling_a_job_gives_back_the_characters_never_translated(
     finally:
         engine.release.set()
         await stop_service(service)
+
+
+async def test_a_submission_the_store_could_not_keep_is_not_charged(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragoman.errors import TransientError
+    from dragoman.store.sql import SqlJobStore
+
+    client = await serve(api_keys=KEYS)
+    assert (await translate(client, "Hello world.", **A)).status_code == 200
+
+    async def unavailable(self: SqlJobStore, *args: Any) -> Any:
+        raise TransientError("the database did not answer")
+
+    monkeypatch.setattr(SqlJobStore, "create", unavailable)
+    refused = await client.post("/v1/jobs", json=job_body("One.", "Two three."), headers=A)
+    assert refused.status_code == 503, refused.text
+    usage = (await client.get("/v1/usage", headers=A)).json()
+    assert (usage["characters"], usage["requests"]) == (len("Hello world."), 1)
+
+
+async def test_a_translation_the_engine_failed_is_not_charged(
+    serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dragoman.errors import EngineError
+    from dragoman.translation import TextTranslation
+
+    client = await serve(api_keys=KEYS)
+    assert (await translate(client, "Hello world.", **A)).status_code == 200
+
+    async def failing(self: TextTranslation, *args: Any) -> Any:
+        raise EngineError("the engine stopped")
+
+    monkeypatch.setattr(TextTranslation, "_run", failing)
+    for body in (
+        {"source_lang": "en", "target_lang": "es", "segments": ["Two three."]},
+        {"source_lang": "auto", "target_lang": "es", "segments": ["Two three four."]},
+    ):
+        failed = await client.post("/v1/translate", json=body, headers=A)
+        assert failed.status_code >= 500, failed.text
+    usage = (await client.get("/v1/usage", headers=A)).json()
+    assert (usage["characters"], usage["requests"]) == (len("Hello world."), 1)

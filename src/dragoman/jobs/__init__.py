@@ -175,8 +175,15 @@ class BatchRequestsManager:
         )
         shards = shards_of(job, self._settings, self._engines, admitted.runs)
         job.shards = len(shards)
-        lookups = await self._reuse.prefill(job, shards, admitted.documents, admitted.memory_ids)
-        created = await self._store.create(job, admitted.documents, shards, lookups)
+        try:
+            lookups = await self._reuse.prefill(
+                job, shards, admitted.documents, admitted.memory_ids
+            )
+            created = await self._store.create(job, admitted.documents, shards, lookups)
+        except Exception:
+            # Not stored (the transaction rolled back): the tenant gets the charge back.
+            self._usage.refund(tenant, admitted.characters, job.created_at, requests=1)
+            raise
         _reused(job, created)
         for unit in shards or [job]:
             if unit.id not in created.finished:

@@ -23,9 +23,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from datetime import datetime
+from typing import Literal, TypeVar
 
 from dragoman.detection import AUTO, Detection, best, candidates, per_language
 from dragoman.engines import Engines, Pair
@@ -40,6 +41,8 @@ from dragoman.translation.batcher import DynamicBatcher
 from dragoman.translation.html import translate_html
 from dragoman.usage import UsageMeter
 from dragoman.validation import check_segments
+
+T = TypeVar("T")
 
 __all__ = ["DynamicBatcher", "TextRequest", "TextResult", "TextTranslation"]
 
@@ -113,8 +116,8 @@ class TextTranslation:
             return TextResult(list(request.texts))
         engine, pair = self.resolve(source, target, request.engine)
         terms = await self._terminology.terms_for(request.glossary, request.tenant, pair)
-        await self._charge(request)
-        return TextResult(await self._run(request, engine, pair, terms))
+        texts = await self._charged(request, lambda: self._run(request, engine, pair, terms))
+        return TextResult(texts)
 
     async def identify(self, tenant: str | None, text: str) -> Detection | None:
         """The language of ``text`` among every installed source (None: no pair at all),
@@ -185,20 +188,35 @@ class TextTranslation:
         sources = self.candidates(target, request.engine)
         glossary = await self._terminology.check(request.glossary, request.tenant, None, target)
         terms = (await self._terminology.load(glossary.id)).terms if glossary else None
-        await self._charge(request)
-        plain = [_TAG.sub(" ", t) for t in request.texts] if request.kind == "html" else None
-        found = await asyncio.to_thread(best, plain or request.texts, sources)
 
         async def each(source: str, texts: list[str]) -> list[str]:
             engine, pair = self.resolve(source, target, request.engine)
             kept = terms if glossary is not None and glossary.source_lang == source else None
             return await self._run(request, engine, pair, kept, texts)
 
-        return TextResult(await per_language(request.texts, found, each), found)
+        async def detected() -> TextResult:
+            plain = [_TAG.sub(" ", t) for t in request.texts] if request.kind == "html" else None
+            found = await asyncio.to_thread(best, plain or request.texts, sources)
+            return TextResult(await per_language(request.texts, found, each), found)
 
-    async def _charge(self, request: TextRequest) -> None:
-        if request.charge:
-            await self._usage.charge(request.tenant, sum(len(t) for t in request.texts))
+        return await self._charged(request, detected)
+
+    async def _charge(self, request: TextRequest) -> datetime | None:
+        if not request.charge:
+            return None
+        return await self._usage.charge(request.tenant, sum(len(t) for t in request.texts))
+
+    async def _charged(self, request: TextRequest, work: Callable[[], Awaitable[T]]) -> T:
+        """``work()``, charged: a translation that fails (an engine's error, a timeout)
+        gives the request's charge back."""
+        charged_at = await self._charge(request)
+        try:
+            return await work()
+        except Exception:
+            if charged_at is not None:
+                characters = sum(len(t) for t in request.texts)
+                self._usage.refund(request.tenant, characters, charged_at, requests=1)
+            raise
 
     async def _run(
         self,

@@ -84,13 +84,15 @@ class UsageMeter:
         self._flusher: asyncio.Task[None] | None = None
         self._stopping = asyncio.Event()
 
-    async def charge(self, tenant: str | None, characters: int) -> None:
-        """Counts one request of ``characters``; ``RateLimited`` or ``QuotaExceeded`` (and
-        nothing counted) when the tenant's limits refuse it."""
+    async def charge(self, tenant: str | None, characters: int) -> datetime:
+        """Counts one request of ``characters``, and says when (for a ``refund``);
+        ``RateLimited`` or ``QuotaExceeded`` (and nothing counted) when the tenant's limits
+        refuse it."""
         max_characters, per_minute = self._settings.limits_of(tenant)
         if per_minute:
             await self._hit(tenant, per_minute)
-        name, _, end = period_of(self._clock.now())
+        now = self._clock.now()
+        name, _, end = period_of(now)
         key = (_key(tenant), name)
         if max_characters:
             stored = await self._stored_usage(key)
@@ -105,15 +107,19 @@ class UsageMeter:
                 )
         pending = self._pending_of(key)
         self._pending[key] = Usage(pending.characters + characters, pending.requests + 1)
+        return now
 
-    def refund(self, tenant: str | None, characters: int, charged_at: datetime) -> None:
-        """Gives back ``characters`` charged at ``charged_at`` (a cancelled job's segments
-        that were never translated) to the period they were charged in."""
-        if characters <= 0:
+    def refund(
+        self, tenant: str | None, characters: int, charged_at: datetime, *, requests: int = 0
+    ) -> None:
+        """Gives back ``characters`` (and ``requests``) charged at ``charged_at`` to the
+        period they were charged in: a cancelled job's segments that were never translated,
+        or a submission that was never stored."""
+        if characters <= 0 and requests <= 0:
             return
         key = (_key(tenant), period_of(charged_at)[0])
         pending = self._pending_of(key)
-        self._pending[key] = Usage(pending.characters - characters, pending.requests)
+        self._pending[key] = Usage(pending.characters - characters, pending.requests - requests)
 
     async def _hit(self, tenant: str | None, per_minute: int) -> None:
         item = RateLimitItemPerMinute(per_minute)
