@@ -237,6 +237,7 @@ class Client:
         *,
         priority: str = "normal",
         engine: str | None = None,
+        mark_unknown: bool = False,
     ) -> JobView:
         """``POST /v1/jobs``: one job of ``(name, segments)`` documents."""
         body: dict[str, Any] = {
@@ -245,6 +246,8 @@ class Client:
             "documents": [{"name": name, "segments": list(segs)} for name, segs in documents],
             "priority": priority,
         }
+        if mark_unknown:
+            body["mark_unknown"] = True
         if engine is not None:
             body["engine"] = engine
         return cast(JobView, self._call("POST", "/v1/jobs", json=body))
@@ -258,6 +261,7 @@ class Client:
         priority: str = "normal",
         engine: str | None = None,
         segmentation: str = "srx",
+        mark_unknown: bool = False,
     ) -> JobView:
         """``POST /v1/jobs`` as multipart: one job of ``(file name, bytes)`` files."""
         fields = {
@@ -266,6 +270,8 @@ class Client:
             "priority": priority,
             "segmentation": segmentation,
         }
+        if mark_unknown:
+            fields["mark_unknown"] = "true"
         if engine is not None:
             fields["engine"] = engine
         parts = [("files", (name, content)) for name, content in files]

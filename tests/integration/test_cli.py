@@ -43,6 +43,22 @@ def test_translate_writes_each_file_beside_its_source(server: Server, tmp_path: 
     assert (tmp_path / "b.es.txt").read_text(encoding="utf-8") == "Buenos días.\n"
 
 
+def test_translate_marks_unknown_words_only_when_asked(server: Server, tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("The zorblax sleeps.\n", encoding="utf-8")
+    (tmp_path / "b.html").write_bytes(b"<p>The zorblax sleeps.</p>\n")
+    files = [str(tmp_path / "a.txt"), str(tmp_path / "b.html")]
+    common = ["--from", "en", "--to", "es", "--server", server.url]
+    done = dragoman("translate", *files, *common)
+    assert done.returncode == 0, done.stderr
+    plain = (tmp_path / "a.es.txt").read_text(encoding="utf-8")
+    assert "zorblax" in plain and "*" not in plain
+    assert b"*zorblax" not in (tmp_path / "b.es.html").read_bytes()
+    done = dragoman("translate", *files, *common, "--mark-unknown")
+    assert done.returncode == 0, done.stderr
+    assert "*zorblax" in (tmp_path / "a.es.txt").read_text(encoding="utf-8")
+    assert b"*zorblax" in (tmp_path / "b.es.html").read_bytes()
+
+
 def test_translate_reports_a_bad_pair_and_fails(server: Server, tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("Hello.\n", encoding="utf-8")
     done = dragoman(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -134,6 +134,13 @@ def translate(
     segmentation: Annotated[
         str, typer.Option(help="srx: split paragraphs into sentences; none: keep units whole")
     ] = "srx",
+    mark_unknown: Annotated[
+        bool,
+        typer.Option(
+            "--mark-unknown",
+            help="Apertium: mark the words it does not know (*word), as apertium -u does not",
+        ),
+    ] = False,
 ) -> None:
     """Translate files as one job and write each beside its source as NAME.<to>.EXT."""
     with _api_errors():
@@ -143,10 +150,11 @@ def translate(
     contents = [(path, _read_bytes(path)) for path in others]
     lines = {path: _read_lines(path) for path in texts}
     with client:
+        options = {"priority": priority, "mark_unknown": mark_unknown}
         if contents:
-            _translate_files(client, contents, source, target, priority, segmentation)
+            _translate_files(client, contents, source, target, segmentation, **options)
         if lines:
-            _translate_lines(client, lines, source, target, priority)
+            _translate_lines(client, lines, source, target, **options)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -163,10 +171,11 @@ def _translate_files(
     contents: list[tuple[Path, bytes]],
     source: str,
     target: str,
-    priority: str,
     segmentation: str,
+    **options: Any,
 ) -> None:
-    """One job of whole files (multipart); each comes back in its own format."""
+    """One job of whole files (multipart); each comes back in its own format (``options``:
+    ``Client.submit_files``'s)."""
     job: JobView | None = None
     with _api_errors():
         try:
@@ -174,8 +183,8 @@ def _translate_files(
                 source,
                 target,
                 [(path.name, content) for path, content in contents],
-                priority=priority,
                 segmentation=segmentation,
+                **options,
             )
             job = _follow(client, job)
             client.translation(job)  # JobUnsuccessful unless it succeeded
@@ -194,16 +203,17 @@ def _write_file(destination: Path, content: bytes, source: Path) -> None:
 
 
 def _translate_lines(
-    client: Client, lines: dict[Path, list[str]], source: str, target: str, priority: str
+    client: Client, lines: dict[Path, list[str]], source: str, target: str, **options: Any
 ) -> None:
-    """Text files as segments, one per non-blank line; blank lines stay in place."""
+    """Text files as segments, one per non-blank line; blank lines stay in place
+    (``options``: ``Client.submit``'s)."""
     documents = [
         (path.name, [line for line in content if line.strip()]) for path, content in lines.items()
     ]
     job: JobView | None = None
     with _api_errors():
         try:
-            job = client.submit(source, target, documents, priority=priority)
+            job = client.submit(source, target, documents, **options)
             job = _follow(client, job)
             result = client.translation(job)  # JobUnsuccessful unless it succeeded
         except KeyboardInterrupt:
