@@ -68,6 +68,32 @@ def test_typing_translates_and_the_address_shares_it(
     expect(shared.get_by_label("Translation", exact=True)).to_have_text("Hola Mundo.")
 
 
+def test_unknown_words_are_marked_only_when_asked_in_text_and_files(
+    server: Server, open_tab: Callable[..., Tab]
+) -> None:
+    page = open_tab(server.url + "/?source=en&target=es").page
+    output = page.get_by_label("Translation", exact=True)
+    page.get_by_label("Source text").fill("The zorblax sleeps.")
+    page.get_by_role("button", name="Translate", exact=True).click()
+    expect(output).to_contain_text("zorblax")
+    expect(output).not_to_contain_text("*")
+    page.get_by_label("Mark unknown words").check()
+    expect(output).to_contain_text("*zorblax")
+    assert parse_qs(urlparse(page.url).query)["marks"] == ["1"]
+    page.get_by_label("Files").set_input_files(
+        [{"name": "z.html", "mimeType": "text/html", "buffer": b"<p>The zorblax sleeps.</p>"}]
+    )
+    page.get_by_role("button", name="Translate files").click()
+    link = page.get_by_role("link", name=re.compile("^Download"))
+    expect(link).to_have_count(1, timeout=30_000)
+    with page.expect_download() as download:
+        link.click()
+    assert "*zorblax" in download.value.path().read_text(encoding="utf-8")
+    # A shared address keeps the choice.
+    again = open_tab(page.url).page
+    expect(again.get_by_label("Mark unknown words")).to_be_checked()
+
+
 def test_each_line_is_translated_and_auto_detects_the_language(
     server: Server, open_tab: Callable[..., Tab]
 ) -> None:

@@ -91,6 +91,7 @@ async function send(languages) {
   const form = new FormData();
   form.append("source_lang", languages.source.value);
   form.append("target_lang", languages.target.value);
+  if (languages.marks.checked) form.append("mark_unknown", "true");
   for (const file of chosen) form.append("files", file, file.name);
   try {
     const job = await api("/v1/jobs", { method: "POST", form });

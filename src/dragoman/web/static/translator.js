@@ -12,6 +12,7 @@ const target = byId("target");
 const input = byId("source-text");
 const output = byId("translation");
 const error = byId("text-error");
+const marks = byId("mark-unknown");
 let pairs = [];
 let limit = null;
 let pending = null; // the request in flight, to abort when a newer one starts
@@ -47,6 +48,7 @@ function showCount() {
 
 function shareUrl() {
   const params = new URLSearchParams({ source: source.value, target: target.value });
+  if (marks.checked) params.set("marks", "1");
   if (input.value) params.set("q", input.value);
   history.replaceState(null, "", `${location.pathname}?${params}`);
 }
@@ -83,6 +85,7 @@ async function translate() {
   output.setAttribute("aria-busy", "true");
   try {
     const body = { source_lang: source.value, target_lang: target.value, segments };
+    if (marks.checked) body.mark_unknown = true;
     const answer = await api("/v1/translate", { method: "POST", json: body, signal: controller.signal });
     fill(output, joined(lines, answer.translations));
     showDetected(answer.detected_languages ?? []);
@@ -143,6 +146,7 @@ async function load() {
   options(source, ["auto", ...codes(pairs.map((p) => p.source))], params.get("source") ?? "auto");
   fillTargets(params.get("target") ?? undefined);
   if (params.has("q")) input.value = params.get("q");
+  marks.checked = params.get("marks") === "1";
   showCount();
   if (input.value.trim()) translate();
   return limits;
@@ -154,6 +158,7 @@ function start() {
     translate();
   });
   target.addEventListener("change", translate);
+  marks.addEventListener("change", translate);
   input.addEventListener("input", typed);
   input.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
@@ -168,7 +173,7 @@ function start() {
     fill(error, describe(caught));
     return null;
   });
-  setUpFiles({ source, target, ready });
+  setUpFiles({ source, target, marks, ready });
   setUpKey(() => location.reload());
 }
 
