@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import pytest
@@ -44,6 +45,15 @@ def test_no_tenant_is_the_empty_tenant_and_keys_are_stable() -> None:
     assert cache_key(**{**BASE, "tenant": None}) == cache_key(**{**BASE, "tenant": ""})
     assert cache_key(**BASE) == cache_key(**dict(BASE))
     assert len(cache_key(**BASE)) == 32
+
+
+def test_a_key_is_the_documented_encoding_so_stored_keys_stay_valid() -> None:
+    """Keys live in the store across releases: sha256 over each field's UTF-8 length (8
+    bytes, big-endian) and bytes, in order."""
+    fields = ("dragoman.cache/1", "", "apertium", "v1", "en", "es", "", "plain", "Ça va ? 😀")
+    encoded = b"".join(len(f.encode()).to_bytes(8, "big") + f.encode() for f in fields)
+    assert digest(*fields) == hashlib.sha256(encoded).digest()
+    assert digest("a") == hashlib.sha256(b"\x00" * 7 + b"\x01a").digest()
 
 
 def test_fields_are_length_prefixed_so_separators_cannot_collide() -> None:

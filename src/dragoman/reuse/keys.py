@@ -13,13 +13,13 @@ MEMORY_SCHEME = "dragoman.tm/1"
 
 
 def digest(*fields: str) -> bytes:
-    """sha256 of the fields, each as its UTF-8 length (8 bytes) then its bytes."""
-    hashed = hashlib.sha256()
+    """sha256 of the fields, each as its UTF-8 length (8 bytes) then its bytes, hashed in
+    one call (a job computes one key per segment)."""
+    parts: list[bytes] = []
     for text in fields:
         data = text.encode("utf-8", "surrogatepass")
-        hashed.update(len(data).to_bytes(8, "big"))
-        hashed.update(data)
-    return hashed.digest()
+        parts += (len(data).to_bytes(8, "big"), data)
+    return hashlib.sha256(b"".join(parts)).digest()
 
 
 def cache_key(
