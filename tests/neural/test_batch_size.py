@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 
 import pytest
@@ -52,7 +53,15 @@ async def test_auto_measures_the_size_at_load_and_translates_as_a_configured_siz
         assert chosen in SIZES
         probed.clear()
         await auto.translate(EN_FR, ["Again."])  # the model stays loaded: no second probe
-        assert probed == []
+        await auto.close()  # unloads it, as the cache does to make room
+        assert await auto.translate(EN_FR, SEGMENTS) == measured
+        assert probed == []  # loaded again, the same folder: measured once
+        upgraded = models_dir / "en-fr" / "ctranslate2"
+        shutil.copytree(upgraded, models_dir / "new")
+        shutil.rmtree(upgraded)
+        (models_dir / "new").rename(upgraded)  # another folder in its place, as an upgrade
+        await auto.translate(EN_FR, ["Again."])
+        assert probed[0] == 1  # a new model is measured
     finally:
         await auto.close()
         await fixed.close()

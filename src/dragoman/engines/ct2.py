@@ -133,6 +133,9 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
         )
         self._device = device
         self._batch_tokens = batch_tokens
+        # Sizes measured, by model folder (its path, inode and change time): a model unloaded
+        # to make room and loaded again is not measured again; an upgraded one is.
+        self._measured: dict[tuple[str, int, int], int] = {}
         self._max_input_tokens = max_input_tokens
         self._max_output_tokens = max_output_tokens
 
@@ -146,10 +149,15 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
         if self._batch_tokens != "auto":
             model.batch_tokens = self._batch_tokens
             return model
+        folder = path.stat()
+        key = (str(path), folder.st_ino, folder.st_ctime_ns)
+        if key in self._measured:
+            model.batch_tokens = self._measured[key]
+            return model
         self._probe(model, 1)  # the first call's one-time costs stay out of the figures
         sizes = batch_size.CPU_SIZES if self._device == "cpu" else batch_size.GPU_SIZES
         measured = batch_size.fastest(lambda size: self._probe(model, size), sizes)
-        model.batch_tokens = measured.size
+        model.batch_tokens = self._measured[key] = measured.size
         rates = ", ".join(f"{size}: {rate:.0f}" for size, rate in measured.rates.items())
         log.info(
             "%s on %s: batches of %d tokens, the fastest measured (tokens/s by size: %s)",
