@@ -175,14 +175,25 @@ async def test_cancelling_a_job_gives_back_the_characters_never_translated(
         await stop_service(service)
 
 
+async def charged_once(serve: Any) -> httpx.AsyncClient:
+    """A server whose tenant A has one translation charged."""
+    client: httpx.AsyncClient = await serve(api_keys=KEYS)
+    assert (await translate(client, "Hello world.", **A)).status_code == 200
+    return client
+
+
+async def assert_charged_once(client: httpx.AsyncClient) -> None:
+    usage = (await client.get("/v1/usage", headers=A)).json()
+    assert (usage["characters"], usage["requests"]) == (len("Hello world."), 1)
+
+
 async def test_a_submission_the_store_could_not_keep_is_not_charged(
     serve: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dragoman.errors import TransientError
     from dragoman.store.sql import SqlJobStore
 
-    client = await serve(api_keys=KEYS)
-    assert (await translate(client, "Hello world.", **A)).status_code == 200
+    client = await charged_once(serve)
 
     async def unavailable(self: SqlJobStore, *args: Any) -> Any:
         raise TransientError("the database did not answer")
@@ -190,8 +201,7 @@ async def test_a_submission_the_store_could_not_keep_is_not_charged(
     monkeypatch.setattr(SqlJobStore, "create", unavailable)
     refused = await client.post("/v1/jobs", json=job_body("One.", "Two three."), headers=A)
     assert refused.status_code == 503, refused.text
-    usage = (await client.get("/v1/usage", headers=A)).json()
-    assert (usage["characters"], usage["requests"]) == (len("Hello world."), 1)
+    await assert_charged_once(client)
 
 
 async def test_a_translation_the_engine_failed_is_not_charged(
@@ -200,8 +210,7 @@ async def test_a_translation_the_engine_failed_is_not_charged(
     from dragoman.errors import EngineError
     from dragoman.translation import TextTranslation
 
-    client = await serve(api_keys=KEYS)
-    assert (await translate(client, "Hello world.", **A)).status_code == 200
+    client = await charged_once(serve)
 
     async def failing(self: TextTranslation, *args: Any) -> Any:
         raise EngineError("the engine stopped")
@@ -213,5 +222,4 @@ async def test_a_translation_the_engine_failed_is_not_charged(
     ):
         failed = await client.post("/v1/translate", json=body, headers=A)
         assert failed.status_code >= 500, failed.text
-    usage = (await client.get("/v1/usage", headers=A)).json()
-    assert (usage["characters"], usage["requests"]) == (len("Hello world."), 1)
+    await assert_charged_once(client)

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dragoman.engines import batch_size
+from dragoman.engines.batch_size import PROBE_TEXTS
 from dragoman.engines.long_inputs import in_parts
 from dragoman.engines.model_cache import ModelCache
 from dragoman.engines.neural import HostedEngine, ModelHost
@@ -170,9 +171,9 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
 
     def _probe(self, model: Ct2Model, size: int) -> float:
         """Tokens per second of the probe in batches of ``size`` tokens."""
-        fits = self._max_input_tokens
-        texts = batch_size.probe_texts(size, lambda text: len(model.encode(text, fits)))
-        pieces = [model.encode(text, fits) for text in texts]
+        encoded = {text: model.encode(text, self._max_input_tokens) for text in PROBE_TEXTS}
+        texts = batch_size.probe_texts(size, lambda text: len(encoded[text]))
+        pieces = [encoded[text] for text in texts]
 
         def run() -> object:
             return model.translator.translate_batch(
