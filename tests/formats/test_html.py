@@ -37,6 +37,23 @@ def test_identity_round_trip_is_byte_exact(data: bytes, segmentation: bool) -> N
     assert out == data.replace(b'<html lang="en">', b'<html lang="es">')
 
 
+def test_an_ascii_page_given_other_characters_says_it_is_utf_8() -> None:
+    def spanish(unit: Marked) -> Marked:
+        tokens = tuple(
+            t.replace("house", "casa ñ") if isinstance(t, str) else t for t in unit.tokens
+        )
+        return Marked(tokens)
+
+    page = b"<html><head><title>The house</title></head><body><p>A house.</p></body></html>"
+    out = run(FORMAT, page, spanish)
+    assert out.startswith(b'<html><head><meta charset="utf-8"><title>')
+    assert lxml.html.fromstring(out).findtext(".//title") == "The casa ñ"
+    declared = page.replace(b"<head>", b'<head><meta charset="utf-8">')
+    assert run(FORMAT, declared, spanish).count(b"charset") == 1  # declared already
+    assert b"charset" not in run(FORMAT, page)  # still ASCII: nothing to say
+    assert b"charset" not in run(FORMAT, b"<p>A house.</p>", spanish)  # no head: a fragment
+
+
 def test_only_the_translatable_text_changes() -> None:
     out = run(FORMAT, PAGE, letters).decode()
     # Character references reach the engine as the text they stand for and come back

@@ -180,6 +180,8 @@ class _Reader:
     units: list[_Unit]
     run: list[_Part]
     lang: Span | None = None
+    declared: bool = False  # a <meta> declares the charset
+    head: int | None = None  # where the <head> start tag ends
     inside: tuple[str, int, int] | None = None  # (tag, depth, start) of a verbatim element
     inline: bool = False  # the verbatim element becomes a code of the run around it
 
@@ -205,6 +207,8 @@ class _Reader:
     def attributes(self, event: Event) -> None:
         if event.tag == "meta":
             self.charset(event)
+        elif event.tag == "head" and event.kind == "start" and self.head is None:
+            self.head = event.span.end
         for name, (span, quote) in event.values.items():
             if name in ATTRIBUTES or (
                 name == "content"
@@ -231,6 +235,7 @@ class _Reader:
             declared = found.group(1) if found else None
         if declared is None:
             return
+        self.declared = True
         family = declared.strip().lower().replace("_", "-")
         utf16 = family.startswith("utf-16") and self.encoding == "utf-16"
         if family in ("utf-8", "utf8") or utf16:
@@ -356,6 +361,9 @@ class HtmlFormat:
         replaced: dict[int, tuple[int, str]] = {}
         if reader.lang is not None and any(unit is not None for unit in units):
             replaced[reader.lang.start] = (reader.lang.end, _escape(target_lang, '"'))
+        head = _undeclared_head(reader, data, changed)
+        if head is not None:
+            replaced[head] = (head, '<meta charset="utf-8">')
         for source, unit in changed:
             if source.quote is not None:
                 new = _Writer(text, {}, []).unit(unit, source.natives, source.quote)
@@ -370,6 +378,18 @@ class HtmlFormat:
                 pos = source.span.end
         out.append(writer.range(Span(pos, len(text))))
         return encode_as("".join(out), encoding, data)
+
+
+def _undeclared_head(
+    reader: _Reader, data: bytes, changed: Sequence[tuple[_Unit, Marked]]
+) -> int | None:
+    """Where a page that was all ASCII, with a ``<head>`` but no charset, says it is UTF-8
+    once it gets characters beyond ASCII (a browser or parser left to guess reads it as
+    Windows-1252); None for any other page."""
+    undeclared = not reader.declared and reader.encoding == "utf-8" and data.isascii()
+    if undeclared and any(not unit.plain.isascii() for _, unit in changed):
+        return reader.head
+    return None
 
 
 FORMAT = HtmlFormat()
