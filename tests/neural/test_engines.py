@@ -376,3 +376,28 @@ def test_a_folder_changed_just_before_its_scan_is_scanned_again(tmp_path: Path) 
     assert catalog.models() == {}
     (tmp_path / "en-fr" / "ctranslate2").mkdir(parents=True)
     assert set(catalog.models()) == {Pair("en", "fr")}
+
+
+def test_a_models_folder_not_there_yet_is_not_scanned_per_call_and_is_seen_once_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    models = tmp_path / "models"
+    clock = _Clock()
+    catalog = ModelCatalog(models, "ctranslate2", clock=clock)
+    scans = 0
+    scan = catalog._scan
+
+    def counted() -> tuple[dict[Pair, Path], list[tuple[str, int]]]:
+        nonlocal scans
+        scans += 1
+        return scan()
+
+    monkeypatch.setattr(catalog, "_scan", counted)
+    for _ in range(5):
+        assert catalog.pairs() == frozenset()
+    assert scans == 1
+    (models / "en-fr" / "ctranslate2").mkdir(parents=True)
+    clock.now = time.time() + 10.0
+    assert catalog.pairs() == {Pair("en", "fr")}
+    # The same set, the same object, while nothing changes: the engines' table is kept.
+    assert catalog.pairs() is catalog.pairs()

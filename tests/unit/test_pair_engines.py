@@ -10,6 +10,7 @@ import pytest
 from pydantic import ValidationError
 
 from dragoman.engines import Engines, Pair, open_engines
+from dragoman.errors import UnsupportedPair
 from tests.conftest import ScriptedEngine
 
 EN_ES = Pair("en", "es")
@@ -62,3 +63,16 @@ def test_pair_engines_may_be_empty_or_spaced(make_settings: Any) -> None:
     assert make_settings(pair_engines="").pair_engine_defaults == {}
     spaced = make_settings(pair_engines=" en-es = apertium , fr-en=ctranslate2,")
     assert spaced.pair_engine_defaults == {"en-es": "apertium", "fr-en": "ctranslate2"}
+
+
+def test_the_table_of_pairs_follows_an_engine_whose_pairs_change() -> None:
+    neural = Named("neural", [])
+    engines = Engines([Named("apertium", [EN_ES]), neural])
+    assert engines.resolve(EN_ES).name == "apertium"
+    assert engines.direct() is engines.direct()  # kept while no engine's set changed
+    neural._pairs = frozenset({EN_ES, Pair("en", "de")})
+    assert [e.name for e in engines.direct()[EN_ES]] == ["apertium", "neural"]
+    assert engines.resolve(Pair("en", "de")).name == "neural"
+    neural._pairs = frozenset()
+    with pytest.raises(UnsupportedPair):
+        engines.resolve(Pair("en", "de"))

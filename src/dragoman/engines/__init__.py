@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dragoman.engines.pivot import NAME as PIVOT
@@ -70,16 +72,28 @@ class Engines:
         self._engines = {engine.name: engine for engine in engines}
         self._pair_defaults = dict(pair_defaults or {})
         self._pivot = PivotEngine(self)
+        # The last table, with the engines' pair sets it was built from.
+        self._table: tuple[tuple[frozenset[Pair], ...], Mapping[Pair, tuple[Engine, ...]]]
+        self._table = ((), {})
 
-    def direct(self) -> dict[Pair, list[Engine]]:
-        """Each pair some engine serves itself, with those engines, its default first."""
-        table: dict[Pair, list[Engine]] = {}
-        for engine in self._engines.values():
-            for pair in engine.pairs():
-                table.setdefault(pair, []).append(engine)
+    def direct(self) -> Mapping[Pair, tuple[Engine, ...]]:
+        """Each pair some engine serves itself, with those engines, its default first.
+        Built again only when an engine's set of pairs is another object: each engine
+        keeps its set while nothing it reads changed, and the table is asked for several
+        times per request."""
+        served = tuple(engine.pairs() for engine in self._engines.values())
+        built_from, table = self._table
+        if len(served) == len(built_from) and all(map(operator.is_, served, built_from)):
+            return table
+        lists: dict[Pair, list[Engine]] = {}
+        for engine, pairs in zip(self._engines.values(), served, strict=True):
+            for pair in pairs:
+                lists.setdefault(pair, []).append(engine)
         for pair, name in self._pair_defaults.items():
-            if pair in table:
-                table[pair].sort(key=lambda engine: engine.name != name)
+            if pair in lists:
+                lists[pair].sort(key=lambda engine: engine.name != name)
+        table = MappingProxyType({pair: tuple(engines) for pair, engines in lists.items()})
+        self._table = (served, table)
         return table
 
     def languages(self) -> list[tuple[Pair, list[str]]]:

@@ -66,26 +66,39 @@ class ModelCatalog:
         self._warned: set[str] = set()
         # What the last scan found, and the folders it read with their mtime_ns.
         self._found: dict[Pair, Path] = {}
+        self._pairs: frozenset[Pair] = frozenset()
         self._stamps: list[tuple[str, int]] = []
 
     def models(self) -> dict[Pair, Path]:
         """Each pair with its model directory; folders not named like ``en-fr`` are skipped."""
+        self._refresh()
+        return dict(self._found)
+
+    def pairs(self) -> frozenset[Pair]:
+        """The pairs of ``models()``: the same set, as long as no folder changed."""
+        self._refresh()
+        return self._pairs
+
+    def _refresh(self) -> None:
         if not self._unchanged():
             self._found, self._stamps = self._scan()
-        return dict(self._found)
+            if self._pairs != self._found.keys():
+                self._pairs = frozenset(self._found)
 
     def _unchanged(self) -> bool:
         if not self._stamps:
             return False
         try:
-            return all(os.stat(path).st_mtime_ns == stamp for path, stamp in self._stamps)
+            return all(_mtime_ns(path) == stamp for path, stamp in self._stamps)
         except OSError:
             return False
 
     def _scan(self) -> tuple[dict[Pair, Path], list[tuple[str, int]]]:
         found: dict[Pair, Path] = {}
         try:
-            stamps = [(str(self.models_dir), self.models_dir.stat().st_mtime_ns)]
+            stamps = [(str(self.models_dir), _mtime_ns(str(self.models_dir)))]
+            if stamps[0][1] == _ABSENT:
+                return found, stamps  # no folder yet: kept until one appears
             folders = sorted(self.models_dir.iterdir())
         except OSError:
             return found, []
@@ -123,6 +136,17 @@ class ModelCatalog:
             return None
 
 
+_ABSENT = -1
+
+
+def _mtime_ns(path: str) -> int:
+    """A folder's modification time, or ``_ABSENT`` where there is none."""
+    try:
+        return os.stat(path).st_mtime_ns
+    except FileNotFoundError:
+        return _ABSENT
+
+
 class ModelHost(Generic[M]):
     """What the neural engines share: a catalog, the worker's cache, and one thread.
 
@@ -148,9 +172,9 @@ class ModelHost(Generic[M]):
         self._versions: dict[Path, tuple[float, Revision | None, str]] = {}
 
     def pairs(self) -> frozenset[Pair]:
-        found = self.catalog.models()
+        found = self.catalog.pairs()
         self._forget_stale()
-        return frozenset(found)
+        return found
 
     def version(self, pair: Pair) -> str:
         """The fingerprint of the pair's model directory, read again at most every

@@ -48,6 +48,7 @@ class ApertiumEngine:
         idle_shutdown_s: float = 900.0,
     ) -> None:
         self._modes = discover_modes(modes_dir)
+        self._pairs = frozenset(self._modes)
         self._pipelines_per_pair = pipelines_per_pair
         self._max_uses = max_uses
         self._read_timeout_s = read_timeout_s
@@ -58,7 +59,7 @@ class ApertiumEngine:
         self._versions = Versions()
 
     def pairs(self) -> frozenset[Pair]:
-        return frozenset(self._modes)
+        return self._pairs
 
     def version(self, pair: Pair) -> str:
         mode = self._modes.get(pair)
