@@ -238,8 +238,10 @@ class Client:
         priority: str = "normal",
         engine: str | None = None,
         mark_unknown: bool = False,
+        idempotency_key: str | None = None,
     ) -> JobView:
-        """``POST /v1/jobs``: one job of ``(name, segments)`` documents."""
+        """``POST /v1/jobs``: one job of ``(name, segments)`` documents. With
+        ``idempotency_key``, sending it again (a retry) gives the same job."""
         body: dict[str, Any] = {
             "source_lang": source_lang,
             "target_lang": target_lang,
@@ -250,7 +252,8 @@ class Client:
             body["mark_unknown"] = True
         if engine is not None:
             body["engine"] = engine
-        return cast(JobView, self._call("POST", "/v1/jobs", json=body))
+        headers = _keyed(idempotency_key)
+        return cast(JobView, self._call("POST", "/v1/jobs", json=body, headers=headers))
 
     def submit_files(
         self,
@@ -262,8 +265,10 @@ class Client:
         engine: str | None = None,
         segmentation: str = "srx",
         mark_unknown: bool = False,
+        idempotency_key: str | None = None,
     ) -> JobView:
-        """``POST /v1/jobs`` as multipart: one job of ``(file name, bytes)`` files."""
+        """``POST /v1/jobs`` as multipart: one job of ``(file name, bytes)`` files; with
+        ``idempotency_key`` as ``submit``."""
         fields = {
             "source_lang": source_lang,
             "target_lang": target_lang,
@@ -275,7 +280,10 @@ class Client:
         if engine is not None:
             fields["engine"] = engine
         parts = [("files", (name, content)) for name, content in files]
-        return cast(JobView, self._call("POST", "/v1/jobs", data=fields, files=parts))
+        headers = _keyed(idempotency_key)
+        return cast(
+            JobView, self._call("POST", "/v1/jobs", data=fields, files=parts, headers=headers)
+        )
 
     def file(self, job_id: str, n: int, *, partial: bool = False) -> bytes:
         """``GET /v1/jobs/{id}/files/{n}``: the n-th file of a job, translated."""
@@ -368,6 +376,10 @@ class Client:
             seconds = float(retry_after) if retry_after.isdigit() else None
             raise ServiceUnavailable(self.server, code, message, seconds)
         raise ServerRefused(self.server, response.status_code, code, message)
+
+
+def _keyed(idempotency_key: str | None) -> dict[str, str]:
+    return {"Idempotency-Key": idempotency_key} if idempotency_key else {}
 
 
 def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:

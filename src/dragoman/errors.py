@@ -129,6 +129,18 @@ class NotFinished(Conflict):
     code = "not_finished"
 
 
+class IdempotencyKeyReused(InvalidRequest):
+    """An Idempotency-Key already used for another request (another body or path)."""
+
+    code = "idempotency_key_reused"
+
+
+class IdempotencyKeyInUse(Conflict):
+    """The first request with this Idempotency-Key is still being handled."""
+
+    code = "idempotency_key_in_use"
+
+
 class TransientError(DragomanError):
     code = "unavailable"
     retry_after_s = 5

@@ -1,13 +1,15 @@
 """The API side of a process (``Front``): the features, built once per process as peers
-(usage, glossaries, memories, reuse), the manager and file jobs over them, synchronous
-text translation, the fleet view, and the chores that keep the store trim. ``Serving`` is what a
-program that serves the public API exposes of it (``api.deps.ApiParts``)."""
+(usage, glossaries, memories, reuse, idempotency keys), the manager and file jobs over
+them, synchronous text translation, the fleet view, and the chores that keep the store
+trim. ``Serving`` is what a program that serves the public API exposes of it
+(``api.deps.ApiParts``)."""
 
 from __future__ import annotations
 
 from dragoman.engines import Engines
 from dragoman.fleet import Fleet
 from dragoman.glossaries import Terminology
+from dragoman.idempotency import IdempotentRequests
 from dragoman.jobs import BatchRequestsManager, Intake
 from dragoman.jobs.files import FileJobs
 from dragoman.periodic import Periodic
@@ -48,11 +50,13 @@ class Front:
             cache=self.reuse,
         )
         self.fleet = Fleet(runtime.store, runtime.settings, runtime.clock)
+        self.idempotency = IdempotentRequests(runtime)
         every_s = min(60.0, runtime.settings.result_retention_s / 2)
         self.chores = [
             Periodic("purging finished jobs", self.manager.purge_expired, every_s=every_s),
             Periodic("purging deleted glossaries", self._purge_glossaries, every_s=every_s),
             Periodic("trimming the segment cache", self.reuse.trim, every_s=every_s),
+            Periodic("forgetting old idempotency keys", self.idempotency.purge, every_s=every_s),
         ]
 
     async def _purge_glossaries(self) -> int:
@@ -112,3 +116,7 @@ class Serving(Program):
     @property
     def fleet(self) -> Fleet:
         return self.front.fleet
+
+    @property
+    def idempotency(self) -> IdempotentRequests:
+        return self.front.idempotency

@@ -142,6 +142,8 @@ class JobOptions:
     document_key: str | None = None
     # Words the engine does not know come back marked (Apertium's "*word").
     mark_unknown: bool = False
+    # The Idempotency-Key of the request that submitted it, if it had one.
+    idempotency_key: str | None = None
 
 
 @dataclass(slots=True)

@@ -100,6 +100,12 @@ class Settings(BaseSettings):
     tenant_limits: str | None = None
     rate_limit_storage: str = "memory://"  # "redis://host:6379" shares counts between APIs
     usage_flush_s: float = Field(1.0, gt=0)
+    # Idempotency-Key: how long a key's answer is kept (at least a day, as clients expect),
+    # how long a retry waits for the first request with its key, and after how long a
+    # first request that never answered (its process died) is given up.
+    idempotency_ttl_s: float = Field(24 * 3600.0, ge=24 * 3600.0)
+    idempotency_wait_s: float = Field(10.0, ge=0)
+    idempotency_lease_s: float = Field(120.0, gt=0)
 
     # Glossaries, as DeepL bounds them: 1,000 per tenant, 1,024 UTF-8 bytes a term or name,
     # 10 MiB a file; entries per glossary bound the memory a glossary takes in each process.

@@ -23,8 +23,8 @@ MAX_EXAMPLES = 40
 # What a schema-valid request may still be refused for, by route: what no schema can say.
 # Whether a file is its format (what a valid DOCX, TMX or TSV is), and that a glossary's
 # sources are unique (uniqueItems compares whole entries, and the server compares sources
-# with whitespace collapsed). docs/api.md documents each refusal; nothing else may refuse a
-# valid request.
+# with whitespace collapsed), and an Idempotency-Key sent before with another request.
+# docs/api.md documents each refusal; nothing else may refuse a valid request.
 UNSAYABLE = {
     "POST /v1/jobs": ["415", "422"],
     "POST /v1/memories": ["422"],
@@ -40,6 +40,8 @@ ACCEPTED = ["2xx", "3xx", "401", "403", "404", "409", "429", "5xx"]
 def _unsayable(route: str, multipart: bool, error: dict[str, str]) -> bool:
     if multipart and error["code"] in FILE_CODES:
         return True
+    if error["code"] == "idempotency_key_reused":
+        return True  # the key was sent before with another request: state, not schema
     if route != "POST /v1/glossaries":
         return False
     message = error["message"]

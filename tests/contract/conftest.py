@@ -12,6 +12,7 @@ import asyncpg
 import pytest
 
 from dragoman.glossaries.store import Glossaries, SqlGlossaries
+from dragoman.idempotency.store import IdempotencyKeys, SqlIdempotencyKeys
 from dragoman.reuse.store import CacheRows, Memories, SqlCacheRows, SqlMemories
 from dragoman.store import Leases, RelayLog, WorkerRegistry
 from dragoman.store.leases import SqlLeases
@@ -104,3 +105,8 @@ def cache_rows(store: SqlJobStore) -> CacheRows:
 @pytest.fixture
 def memories(store: SqlJobStore) -> Memories:
     return SqlMemories(store.database)
+
+
+@pytest.fixture
+def idempotency_keys(store: SqlJobStore) -> IdempotencyKeys:
+    return SqlIdempotencyKeys(store.database)

@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
             "reuse",
             "fleet",
             "glossaries",
+            "idempotency",
         ],
         3,
     ),

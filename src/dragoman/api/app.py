@@ -13,6 +13,7 @@ from dragoman import __version__
 from dragoman.api import deepl, health, libretranslate
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import install_error_handlers
+from dragoman.api.idempotency import IdempotentPosts
 from dragoman.api.limits import BodyLimit
 from dragoman.api.openapi import add_bodies, tailor_openapi
 from dragoman.api.v1 import files, fleet, glossaries, jobs, memories, translate
@@ -46,6 +47,8 @@ def create_app(service: ApiParts, *, manage_lifecycle: bool = True) -> FastAPI:
     app.state.service = service
     app.state.tenants_by_key = service.settings.tenants_by_key
     install_error_handlers(app)
+    # The last added runs first: a body over the limit is refused before anything else.
+    app.add_middleware(IdempotentPosts)
     app.add_middleware(BodyLimit, max_bytes=service.settings.max_request_bytes)
     app.include_router(jobs.router)
     app.include_router(files.router)

@@ -15,6 +15,7 @@ from dragoman.api.auth import tenant_of
 from dragoman.engines import Engines
 from dragoman.fleet import Fleet
 from dragoman.glossaries import Terminology
+from dragoman.idempotency import IdempotentRequests
 from dragoman.jobs import BatchRequestsManager
 from dragoman.jobs.files import FileJobs
 from dragoman.metrics import Metrics
@@ -58,6 +59,9 @@ class ApiParts(Protocol):
 
     @property
     def fleet(self) -> Fleet: ...
+
+    @property
+    def idempotency(self) -> IdempotentRequests: ...
 
     async def start(self) -> None: ...
 

@@ -105,19 +105,24 @@ def allowed_methods(request: Request) -> list[str]:
     return sorted(methods)
 
 
+def answer_to(exc: DragomanError) -> JSONResponse:
+    """The response of one of ``errors.py``'s errors."""
+    if isinstance(exc, TooManyRequests):
+        headers = {"Retry-After": str(exc.retry_after_s)}
+        return error_response(exc.status, exc.code, exc.message, headers)
+    if isinstance(exc, ClientError):
+        return error_response(exc.status, exc.code, exc.message)
+    if isinstance(exc, TransientError):
+        headers = {"Retry-After": str(exc.retry_after_s)}
+        return error_response(503, exc.code, exc.message, headers)
+    log.error("request failed: %s", exc.message)
+    return error_response(500, exc.code, exc.message)
+
+
 def install_error_handlers(app: FastAPI) -> None:
     async def dragoman_error(_: Request, exc: Exception) -> JSONResponse:
-        if isinstance(exc, TooManyRequests):
-            headers = {"Retry-After": str(exc.retry_after_s)}
-            return error_response(exc.status, exc.code, exc.message, headers)
-        if isinstance(exc, ClientError):
-            return error_response(exc.status, exc.code, exc.message)
-        if isinstance(exc, TransientError):
-            headers = {"Retry-After": str(exc.retry_after_s)}
-            return error_response(503, exc.code, exc.message, headers)
         assert isinstance(exc, DragomanError)
-        log.error("request failed: %s", exc.message)
-        return error_response(500, exc.code, exc.message)
+        return answer_to(exc)
 
     async def validation_error(_: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

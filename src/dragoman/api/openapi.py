@@ -3,6 +3,7 @@ installed pairs and engines, the configured limits and the authentication in for
 
 from __future__ import annotations
 
+import copy
 import functools
 import itertools
 import string
@@ -12,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from dragoman.api.idempotency import KEY_PATTERN
+from dragoman.api.idempotency import PATHS as IDEMPOTENT_PATHS
 from dragoman.engines import Pair
 from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
@@ -88,6 +91,8 @@ def tailor_openapi(
                 del responses["422"]
             if not path.startswith("/v1/"):
                 continue
+            if path in IDEMPOTENT_PATHS and operation is operations.get("post"):
+                _idempotent(operation)
             if secured:
                 operation["security"] = [{"bearer": []}]
             else:
@@ -95,6 +100,35 @@ def tailor_openapi(
     for unused in ("HTTPValidationError", "ValidationError"):
         schemas.pop(unused, None)
     return openapi
+
+
+def _idempotent(operation: dict[str, Any]) -> None:
+    """The ``Idempotency-Key`` header of a POST that creates something, and its answers."""
+    operation.setdefault("parameters", []).append(
+        {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": False,
+            "description": "Makes a retry safe: the same key with the same request gets the "
+            "first answer again (with Idempotent-Replayed: true), never a second resource. "
+            "Per tenant, kept at least 24 hours.",
+            "schema": {"type": "string", "pattern": KEY_PATTERN, "maxLength": 255},
+        }
+    )
+    responses = operation["responses"]
+    for status, response in responses.items():
+        if status.startswith("2"):
+            response.setdefault("headers", {})["Idempotent-Replayed"] = {
+                "description": "true: the first answer to this Idempotency-Key, given again",
+                "schema": {"type": "string", "enum": ["true"]},
+            }
+    for status, code, why in (
+        ("409", "idempotency_key_in_use", "the first request with the key is still handled"),
+        ("422", "idempotency_key_reused", "the key came with another request"),
+    ):
+        conflict = responses.setdefault(status, copy.deepcopy(responses.get("422", {})))
+        description = conflict.get("description", "")
+        conflict["description"] = f"{description}; {code}: {why}".lstrip("; ")
 
 
 def _alternatives(

@@ -62,7 +62,9 @@ def shards_of(
             return []
         runs = [Run(job.source_lang, 0, job.segments_total)]
     # A shard is never announced nor downloaded: only the parent keeps those options.
-    options = dataclasses.replace(job.options, callback_url=None, document_key=None)
+    options = dataclasses.replace(
+        job.options, callback_url=None, document_key=None, idempotency_key=None
+    )
     out = []
     for source, start, stop in runs:
         chosen = (

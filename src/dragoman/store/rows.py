@@ -72,6 +72,7 @@ def to_job(row: Any) -> Job:
             use_cache=bool(row.use_cache),
             document_key=row.document_key,
             mark_unknown=bool(row.mark_unknown),
+            idempotency_key=row.idempotency_key,
         ),
         characters=row.characters,
     )
@@ -104,6 +105,7 @@ def job_row(job: Job) -> dict[str, Any]:
         "glossary_id": options.glossary,
         "use_cache": options.use_cache,
         "mark_unknown": options.mark_unknown,
+        "idempotency_key": options.idempotency_key,
         "characters": job.characters,
     }
 

@@ -64,9 +64,30 @@ jobs = Table(
     Column("use_cache", Boolean, nullable=False, default=True, server_default=true()),
     Column("mark_unknown", Boolean, nullable=False, default=False, server_default=false()),
     Column("characters", Integer),  # charged at submit; null: a job stored before 0012
+    # The Idempotency-Key it was submitted with: a retry finds the job even when the
+    # first request's answer was lost with its process.
+    Column("idempotency_key", String(255)),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),
+    Index("ix_jobs_tenant_idempotency_key", "tenant", "idempotency_key"),
+)
+
+# The requests made with an Idempotency-Key, per tenant ("" when authentication is off):
+# the first one's fingerprint and, once it answered, its answer.
+idempotency_keys = Table(
+    "idempotency_keys",
+    metadata,
+    Column("tenant", String(128), primary_key=True),
+    Column("key", String(255), primary_key=True),
+    Column("fingerprint", String(64), nullable=False),
+    Column("claimed_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    Column("status", Integer),  # null while the first request is being handled
+    Column("content_type", String(255)),
+    Column("location", Text),
+    Column("body", LargeBinary),
+    Index("ix_idempotency_keys_expires_at", "expires_at"),
 )
 
 documents = Table(

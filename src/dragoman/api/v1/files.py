@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
@@ -157,14 +158,18 @@ class FormatsOut(BaseModel):
     formats: list[FormatOut]
 
 
-async def submit_files(request: Request, service: Service, tenant: Tenant) -> Job:
+async def submit_files(
+    request: Request, service: Service, tenant: Tenant, *, idempotency_key: str | None = None
+) -> Job:
     """The job of a multipart submission; every mistake a 4xx naming the field or file."""
     limit = service.settings.max_files_per_job
     async with multipart(request, fields=_FIELDS, max_files=limit, max_part_size=2**20) as form:
-        return await _submit(form, service, tenant)
+        return await _submit(form, service, tenant, idempotency_key)
 
 
-async def _submit(form: FormData, service: Service, tenant: Tenant) -> Job:
+async def _submit(
+    form: FormData, service: Service, tenant: Tenant, idempotency_key: str | None
+) -> Job:
     given = {key: text_field(form, key) for key in _FIELDS - {"files"}}
     try:
         fields = FilesForm.model_validate({key: v for key, v in given.items() if v})
@@ -173,8 +178,9 @@ async def _submit(form: FormData, service: Service, tenant: Tenant) -> Job:
         raise RequestValidationError(errors) from None
     uploads = [await _upload(part, fields.format, service) for part in form.getlist("files")]
     segmentation = fields.segmentation == "srx"
+    options = replace(fields.options(), idempotency_key=idempotency_key)
     return await service.files.submit(
-        tenant, fields.pair(), uploads, fields.options(), segmentation=segmentation
+        tenant, fields.pair(), uploads, options, segmentation=segmentation
     )
 
 

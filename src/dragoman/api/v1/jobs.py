@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
@@ -81,12 +82,15 @@ async def submit_job(request: Request, service: Service, tenant: Tenant) -> Resp
     """Accepts a job of segments (JSON) or of files (multipart); translation happens in the
     background."""
     content_type = request.headers.get("content-type", "")
+    # Set by the Idempotency-Key middleware: the job keeps it, so a retry finds it.
+    key: str | None = request.scope.get("state", {}).get("idempotency_key")
     if content_type.startswith(("multipart/form-data", "application/x-www-form-urlencoded")):
-        job = await submit_files(request, service, tenant)
+        job = await submit_files(request, service, tenant, idempotency_key=key)
     else:
         body = await _job_in(request)
         documents = [Document(doc.name, doc.segments) for doc in body.documents]
-        job = await service.manager.submit(tenant, body.pair(), documents, body.options())
+        options = replace(body.options(), idempotency_key=key)
+        job = await service.manager.submit(tenant, body.pair(), documents, options)
     return written(JobOut.of(job), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
 
 
