@@ -72,6 +72,7 @@ class Front:
         for chore in self.chores:
             await chore.stop()
         await self.usage.stop()  # flushes what is counted
+        await self.manager.waits.close()
         await self.translation.close()
         await self.engines.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import Any
 
@@ -149,3 +150,24 @@ async def test_a_job_asks_for_unknown_words_marked_or_gets_them_unmarked(
     await finished(client, upload.json()["id"])
     translated = await client.get(f"/v1/jobs/{upload.json()['id']}/files/0")
     assert "*zorblax" in translated.text
+
+
+async def test_a_long_poll_answers_when_the_job_moves_and_a_finished_job_at_once(
+    client: httpx.AsyncClient,
+) -> None:
+    accepted = (await client.post("/v1/jobs", json=job_body("Hello world."))).json()
+    assert accepted["status"] == "queued"
+    moved = await client.get(f"/v1/jobs/{accepted['id']}", params={"wait": 20})
+    assert moved.status_code == 200
+    job = moved.json()
+    assert (job["status"], job["segments_done"]) != ("queued", 0)
+    done = await finished(client, accepted["id"])
+    response = await asyncio.wait_for(
+        client.get(f"/v1/jobs/{accepted['id']}", params={"wait": 60}), 5
+    )
+    assert response.json() == done
+    for wait in ("-1", "61", "soon"):
+        response = await client.get(f"/v1/jobs/{accepted['id']}", params={"wait": wait})
+        assert_error(response, 422, "invalid_request")
+    missing = await client.get("/v1/jobs/nope", params={"wait": 1})
+    assert_error(missing, 404, "not_found")

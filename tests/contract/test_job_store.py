@@ -589,3 +589,13 @@ async def test_documents_give_their_sources_in_order_when_asked(store: JobStore)
     ]
     assert [d.sources for d in await store.documents("j1")] == [None, None]
     assert await store.documents("missing", sources=True) == []
+
+
+async def test_the_progress_of_many_jobs_is_read_at_once(store: JobStore) -> None:
+    await store.create(a_job("j1"), DOCS)
+    await submitted(store, "j2")
+    assert await store.progress_many(["j1", "j2", "gone"]) == {
+        "j1": (JobStatus.QUEUED, 0),
+        "j2": (JobStatus.SUBMITTED, 0),
+    }
+    assert await store.progress_many([]) == {}

@@ -26,6 +26,7 @@ from dragoman.formats.markup import parse_stored
 from dragoman.glossaries import Terminology
 from dragoman.jobs.intake import BusIntake, Intake, LocalIntake
 from dragoman.jobs.shards import Run, language_runs, route, shards_of
+from dragoman.jobs.waits import JobWaits
 from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, Translated
 from dragoman.reuse import Reuse
 from dragoman.reuse.export import job_tmx
@@ -98,6 +99,7 @@ class BatchRequestsManager:
         self._memories = memories
         self._terminology = terminology
         self._reuse = reuse
+        self.waits = JobWaits(self._store.progress_many)
 
     def route(self, segments: int, engine: Engine) -> Pool:
         """The pool a job of ``segments`` by ``engine`` goes to (``shards.route``)."""
@@ -222,6 +224,15 @@ class BatchRequestsManager:
         ):
             raise NotFound(f"job {job_id} not found")
         return job
+
+    async def get_moved(self, job_id: str, tenant: str | None, wait_s: float) -> Job:
+        """``get`` once the job's status or progress moved, or after ``wait_s``: a long
+        poll. A finished job is answered at once."""
+        job = await self.get(job_id, tenant)
+        if job.status.finished or wait_s <= 0:
+            return job
+        await self.waits.until_moved(job, wait_s)
+        return await self.get(job_id, tenant)
 
     async def list_jobs(
         self, tenant: str | None, *, status: JobStatus | None, limit: int, cursor: str | None

@@ -71,6 +71,10 @@ class Jobs(Protocol):
         """Any job: plain, parent or shard."""
         ...
 
+    async def progress_many(self, job_ids: Sequence[str]) -> dict[str, tuple[JobStatus, int]]:
+        """Each job's status and ``segments_done``, in one read; a job not stored is absent."""
+        ...
+
     async def list_jobs(
         self, *, tenant: str | None, status: JobStatus | None, limit: int, cursor: str | None
     ) -> tuple[list[Job], str | None]:

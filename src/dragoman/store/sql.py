@@ -100,6 +100,14 @@ class SqlJobStore(
         row = await self._db.reading(lambda conn: conn.execute(_JOB, {"id": job_id}).first())
         return to_job(row) if row else None
 
+    async def progress_many(self, job_ids: Sequence[str]) -> dict[str, tuple[JobStatus, int]]:
+        query = select(jobs.c.id, jobs.c.status, jobs.c.segments_done).where(
+            jobs.c.id.in_(list(job_ids))
+        )
+        async with self._db.read() as conn:
+            rows = (await conn.execute(query)).all()
+        return {row.id: (JobStatus(row.status), row.segments_done) for row in rows}
+
     async def list_jobs(
         self, *, tenant: str | None, status: JobStatus | None, limit: int, cursor: str | None
     ) -> tuple[list[Job], str | None]:

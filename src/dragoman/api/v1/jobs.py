@@ -26,6 +26,7 @@ from dragoman.jobs import CURSOR_PATTERN
 from dragoman.models import Document, JobStatus
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+MAX_WAIT_S = 60
 
 _SUBMITTED: dict[int | str, dict[str, object]] = {
     202: {
@@ -123,8 +124,23 @@ async def list_jobs(
     return JobList(jobs=[JobOut.of(job) for job in jobs], next_cursor=next_cursor)
 
 
-@router.get("/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 503))
-async def get_job(job_id: str, service: Service, tenant: Tenant) -> Response:
+@router.get("/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 422, 503))
+async def get_job(
+    job_id: str,
+    service: Service,
+    tenant: Tenant,
+    wait: Annotated[
+        float,
+        Query(
+            ge=0,
+            le=MAX_WAIT_S,
+            description="Seconds to wait for the status or progress to change (a long "
+            "poll); a finished job is answered at once. 0: answer now",
+        ),
+    ] = 0,
+) -> Response:
+    if wait:
+        return written(JobOut.of(await service.manager.get_moved(job_id, tenant, wait)))
     return written(JobOut.of(await service.manager.get(job_id, tenant)))
 
 
