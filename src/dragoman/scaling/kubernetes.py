@@ -195,7 +195,8 @@ def _unavailable(exc: ApiException | HTTPError) -> TransientError:
 
 
 def worker_deployment(pool: Pool) -> str:
-    """The name of the Deployment that runs the pool's workers (see ``deploy/kubernetes``)."""
+    """The name of the Deployment that runs the pool's workers: the Helm chart's
+    (``deploy/helm/dragoman``) for a release named ``dragoman``."""
     return f"dragoman-worker-{pool}"
 
 
