@@ -106,6 +106,9 @@ class Settings(BaseSettings):
     idempotency_ttl_s: float = Field(24 * 3600.0, ge=24 * 3600.0)
     idempotency_wait_s: float = Field(10.0, ge=0)
     idempotency_lease_s: float = Field(120.0, gt=0)
+    # The longest an event stream stays open; a client then reconnects with Last-Event-ID
+    # (browsers do by themselves), which spreads long streams over the API processes.
+    events_max_s: float = Field(600.0, gt=0)
 
     # Glossaries, as DeepL bounds them: 1,000 per tenant, 1,024 UTF-8 bytes a term or name,
     # 10 MiB a file; entries per glossary bound the memory a glossary takes in each process.

@@ -161,7 +161,8 @@ def _findings(schema: Any) -> tuple[list[str], set[str], set[str]]:
 @pytest.mark.serial
 @pytest.mark.parametrize("secured", [True, False], ids=["api-keys", "open"])
 def test_schemathesis_finds_nothing(make_app: Any, secured: bool) -> None:
-    app = make_app(api_keys=f"acme:{KEY}" if secured else None)
+    # A job's event stream lasts until the job ends: for the run, two seconds at most.
+    app = make_app(api_keys=f"acme:{KEY}" if secured else None, events_max_s=2)
     schema = schemathesis.openapi.from_asgi("/openapi.json", app, config=_config(secured=secured))
     found, phases, fuzzed = _findings(schema)
     assert not found, f"{len(found)} findings:\n\n" + "\n\n".join(found)

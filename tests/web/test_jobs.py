@@ -105,6 +105,9 @@ def test_the_job_page_shows_partial_results_beside_the_source_and_cancels(
     job = submit(client, HOSTILE, slow_segments())
     try:
         page = open_tab(server.url + f"/jobs/{job['id']}").page
+        requested: list[str] = []
+        page.on("request", lambda request: requested.append(request.url))
+        page.reload()
         # The name is user input: it reads as typed, and nothing in it ran.
         expect(page.get_by_role("heading", name=HOSTILE, exact=True)).to_be_visible()
         assert page.locator("script:not([src]), img[src='x']").count() == 0
@@ -118,6 +121,10 @@ def test_the_job_page_shows_partial_results_beside_the_source_and_cancels(
         expect(rows.last.locator("td").nth(1)).to_have_text(slow_segments()[-1])
         expect(rows.last.locator("td").nth(2)).to_have_text("not yet")
         assert_accessible(page)
+        # The page moved with the job's events: one read of the job, one stream, no polling.
+        expect(page.locator("#summary")).not_to_contain_text("Progress 0 ", timeout=20_000)
+        job_url = f"{server.url}/v1/jobs/{job['id']}"
+        assert requested.count(job_url) == 1 and requested.count(job_url + "/events") == 1
         page.get_by_role("button", name="Cancel").click()
         expect(page.locator("#summary")).to_contain_text("cancelled")
         expect(page.get_by_role("button", name="Cancel")).to_be_hidden()

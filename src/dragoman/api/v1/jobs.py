@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
 
 from dragoman.api.deps import Service, Tenant
@@ -23,6 +26,7 @@ from dragoman.api.v1.schemas import (
 )
 from dragoman.formats.tmx import MEDIA_TYPE as TMX_MEDIA_TYPE
 from dragoman.jobs import CURSOR_PATTERN
+from dragoman.jobs.events import ID_PATTERN, KINDS, Cursor, Event, follow
 from dragoman.models import Document, JobStatus
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
@@ -142,6 +146,79 @@ async def get_job(
     if wait:
         return written(JobOut.of(await service.manager.get_moved(job_id, tenant, wait)))
     return written(JobOut.of(await service.manager.get(job_id, tenant)))
+
+
+# One event of the stream (OpenAPI 3.1: the schema of an event stream is each event's).
+_EVENT = {
+    "type": "object",
+    "required": ["event", "id", "data"],
+    "properties": {
+        "event": {"type": "string", "enum": list(KINDS)},
+        "id": {"type": "string", "pattern": ID_PATTERN},
+        "data": {
+            "type": "string",
+            "contentMediaType": "application/json",
+            "description": "status: the Job; progress: segments_done and segments_total; "
+            "segments: document, name and the segments committed (index, text, origin)",
+        },
+    },
+}
+
+
+@router.get(
+    "/{job_id}/events",
+    responses={
+        200: {
+            "description": "Server-Sent Events: status, progress and segments, until the "
+            "job's last status",
+            "content": {"text/event-stream": {"schema": _EVENT}},
+        },
+        **error_responses(401, 404, 422, 503),
+    },
+    response_class=StreamingResponse,
+    openapi_extra={
+        "parameters": [
+            {
+                "name": "Last-Event-ID",
+                "in": "header",
+                "required": False,
+                "description": "The id of the last event received: the stream resumes "
+                "after it (an id this server did not write: from the start)",
+                "schema": {"type": "string"},
+            }
+        ]
+    },
+)
+async def job_events(
+    job_id: str,
+    service: Service,
+    tenant: Tenant,
+    request: Request,
+) -> StreamingResponse:
+    """The job's events as they happen (see docs/api.md, Events)."""
+    await service.manager.get(job_id, tenant)  # 404 before the stream starts
+    cursor = Cursor.resumed(request.headers.get("last-event-id"))
+    max_s = service.settings.events_max_s
+    stream = follow(service.manager, job_id, tenant, cursor=cursor, max_s=max_s)
+    return StreamingResponse(
+        _server_sent(stream),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+async def _server_sent(events: AsyncIterator[Event | None]) -> AsyncIterator[bytes]:
+    yield b"retry: 2000\n\n"
+    async for event in events:
+        if event is None:
+            yield b": keep-alive\n\n"
+            continue
+        if event.job is not None:
+            job = JobOut.of(event.job)
+            data = job.__pydantic_serializer__.to_json(job, by_alias=True)
+        else:
+            data = json.dumps(event.data, ensure_ascii=False, separators=(",", ":")).encode()
+        yield b"id: %s\nevent: %s\ndata: %s\n\n" % (event.id.encode(), event.kind.encode(), data)
 
 
 @router.get("/{job_id}/result", response_model=JobResult, responses=error_responses(401, 404, 503))

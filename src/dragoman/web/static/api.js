@@ -25,8 +25,8 @@ async function errorOf(response) {
   return new ApiError(response.status, "http_" + response.status, response.statusText || "error");
 }
 
-async function send(path, { method = "GET", json, form, signal }) {
-  const headers = {};
+async function send(path, { method = "GET", json, form, signal, headers: extra = {} }) {
+  const headers = { ...extra };
   const key = currentKey();
   if (key) headers.Authorization = "Bearer " + key;
   let body;

@@ -1,8 +1,9 @@
 // A job's page: its state, its error if it failed, and each document's partial results
-// beside the source, refreshed until it ends.
+// beside the source, moved by the job's events until it ends.
 import { api, ApiError, describe } from "./api.js";
 import { downloadLink } from "./download.js";
 import { byId, fill, h } from "./dom.js";
+import { follow } from "./events.js";
 import { finished, language, number, progress, status, when } from "./format.js";
 import { setUpKey } from "./key.js";
 import { poll } from "./poll.js";
@@ -127,11 +128,34 @@ async function refresh() {
     sources ??= await api(`/v1/jobs/${encodeURIComponent(id)}/sources`);
     documents(job, await api(`/v1/jobs/${encodeURIComponent(id)}/result`));
     fill(byId("job-error"));
-    if (finished(job)) poller.stop();
+    if (finished(job)) poller?.stop();
   } catch (caught) {
     fill(byId("job-error"), describe(caught));
-    if (caught instanceof ApiError && caught.status === 404) poller.stop();
+    if (caught instanceof ApiError && caught.status === 404) poller?.stop();
     throw caught;
+  }
+}
+
+/** What an event changes: the summary, or the translations of one document. */
+function apply(kind, data) {
+  if (kind === "status") last.job = data;
+  else if (kind === "progress") last.job = { ...last.job, ...data };
+  else if (kind === "segments") {
+    const translations = last.result.documents[data.document].segments;
+    for (const segment of data.segments) translations[segment.index] = segment.text;
+  } else return;
+  summary(last.job);
+  documents(last.job, last.result);
+}
+
+/** The job as it is, then its events; polls a server that has none. */
+async function live() {
+  try {
+    await refresh();
+    if (finished(last.job)) return;
+    if (!(await follow(`/v1/jobs/${encodeURIComponent(id)}/events`, apply))) poller = poll(refresh, POLL_MS);
+  } catch (caught) {
+    fill(byId("job-error"), describe(caught));
   }
 }
 
@@ -147,5 +171,5 @@ async function cancel() {
 
 byId("cancel").addEventListener("click", cancel);
 document.title = `Job ${id} · dragoman`;
-poller = poll(refresh, POLL_MS);
+live();
 setUpKey(() => location.reload());

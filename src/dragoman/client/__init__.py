@@ -14,11 +14,13 @@ Every call either returns the decoded answer or raises one of the exceptions bel
 - ``JobUnsuccessful``: a followed job ended failed or cancelled.
 
 These are not ``dragoman.errors``: those are the server's own errors, which become the HTTP
-answers this client reads.
+answers this client reads. They live in ``errors.py``; ``sse.py`` reads the job's events
+that ``Client.follow`` follows.
 """
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Callable, Sequence
@@ -28,8 +30,45 @@ from typing import Any, TypedDict, cast
 
 import httpx
 
+from dragoman.client.errors import (
+    ApiCallError,
+    ConnectionLost,
+    InvalidServerURL,
+    JobUnsuccessful,
+    NotADragoman,
+    NotHTTP,
+    ServerRefused,
+    ServerTimedOut,
+    ServerUnreachable,
+    ServiceUnavailable,
+    UnknownHost,
+)
+from dragoman.client.sse import server_events
 from dragoman.formats import translated_name
 from dragoman.models import FINISHED, JobStatus
+
+__all__ = [
+    "DEFAULT_SERVER",
+    "DEFAULT_TIMEOUT_S",
+    "ApiCallError",
+    "Client",
+    "ConnectionLost",
+    "DocumentResult",
+    "InvalidServerURL",
+    "JobPage",
+    "JobResult",
+    "JobUnsuccessful",
+    "JobView",
+    "NotADragoman",
+    "NotHTTP",
+    "ServerRefused",
+    "ServerTimedOut",
+    "ServerUnreachable",
+    "ServiceUnavailable",
+    "UnknownHost",
+    "output_path",
+    "server_url",
+]
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT_S = 60.0
@@ -79,100 +118,6 @@ class JobResult(TypedDict):
     id: str
     status: str
     documents: list[DocumentResult]
-
-
-# --- what can go wrong -------------------------------------------------------------------
-
-
-class ApiCallError(Exception):
-    """A call to a dragoman server gave no answer to use."""
-
-    def __init__(self, server: str, message: str) -> None:
-        super().__init__(message)
-        self.server = server
-        self.message = message
-
-
-class InvalidServerURL(ApiCallError):
-    def __init__(self, server: str) -> None:
-        super().__init__(server, f"{server!r} is not an http:// or https:// URL")
-
-
-class ServerUnreachable(ApiCallError):
-    """Nothing answered at the server URL (``reason`` says what the connection hit)."""
-
-    def __init__(self, server: str, reason: str, message: str | None = None) -> None:
-        super().__init__(server, message or f"no dragoman at {server} ({reason})")
-        self.reason = reason
-
-
-class ServerTimedOut(ServerUnreachable):
-    def __init__(self, server: str, timeout_s: float) -> None:
-        super().__init__(server, "timeout", f"{server} did not answer within {timeout_s:g} s")
-        self.timeout_s = timeout_s
-
-
-class UnknownHost(ServerUnreachable):
-    """The URL's host name does not resolve."""
-
-    def __init__(self, server: str, reason: str) -> None:
-        super().__init__(server, reason, f"the host of {server} is unknown ({reason})")
-
-
-class ConnectionLost(ServerUnreachable):
-    """The connection broke before the answer came (reset, closed midway)."""
-
-    def __init__(self, server: str, reason: str) -> None:
-        super().__init__(server, reason, f"{server} broke the connection ({reason})")
-
-
-class NotHTTP(ServerUnreachable):
-    """Something listens at the URL, but what it says is not HTTP."""
-
-    def __init__(self, server: str, reason: str) -> None:
-        super().__init__(server, reason, f"{server} does not speak HTTP ({reason})")
-
-
-class NotADragoman(ServerUnreachable):
-    """An HTTP server answered, but not with the API's JSON (a web server, a proxy's page)."""
-
-    def __init__(self, server: str, status: int, reason_phrase: str) -> None:
-        answer = f"HTTP {status} {reason_phrase}".strip()
-        super().__init__(server, answer, f"{server} is not a dragoman API (it answered {answer})")
-        self.status = status
-
-
-class ServerRefused(ApiCallError):
-    """The API answered a 4xx or 5xx with its error body."""
-
-    def __init__(self, server: str, status: int, code: str, message: str) -> None:
-        super().__init__(server, f"{message} ({code})")
-        self.status = status
-        self.code = code
-        self.detail = message
-
-
-class ServiceUnavailable(ServerRefused):
-    """503: a dependency of the service (its store, its broker) is down for now."""
-
-    def __init__(self, server: str, code: str, message: str, retry_after_s: float | None) -> None:
-        super().__init__(server, 503, code, message)
-        self.retry_after_s = retry_after_s
-
-
-class JobUnsuccessful(ApiCallError):
-    """The job ended ``failed`` or ``cancelled``."""
-
-    def __init__(self, server: str, job: JobView) -> None:
-        error = job["error"]
-        if job["status"] == JobStatus.CANCELLED:
-            message = f"job {job['id']} was cancelled"
-        elif error is not None:
-            message = f"job {job['id']} {job['status']}: {error['message']} ({error['code']})"
-        else:
-            message = f"job {job['id']} {job['status']}"
-        super().__init__(server, message)
-        self.job = job
 
 
 # --- the client --------------------------------------------------------------------------
@@ -319,12 +264,35 @@ class Client:
         *,
         poll_s: float = POLL_INTERVAL_S,
     ) -> JobView:
-        """Polls the job until it has finished (whatever the outcome) and returns it."""
+        """Follows the job's events until it has finished (whatever the outcome) and
+        returns it; polls a server that has no events."""
+        if JobStatus(job["status"]) not in FINISHED:
+            job = self._events(job, on_update or (lambda _: None))
         while JobStatus(job["status"]) not in FINISHED:
             time.sleep(poll_s)
             job = self.job(job["id"])
             if on_update is not None:
                 on_update(job)
+        return job
+
+    def _events(self, job: JobView, on_update: Callable[[JobView], None]) -> JobView:
+        """The job's events until it has finished; a stream the server ends sooner is taken
+        up again after its last event. Where there are none, the caller polls."""
+        timeout = httpx.Timeout(self.timeout_s, read=max(self.timeout_s, 60.0))
+        last: dict[str, str] = {}
+        try:
+            while JobStatus(job["status"]) not in FINISHED:
+                path = f"/v1/jobs/{job['id']}/events"
+                with self._http.stream("GET", path, headers=last, timeout=timeout) as r:
+                    if not r.headers.get("content-type", "").startswith("text/event-stream"):
+                        return job
+                    for event in server_events(r.iter_lines()):
+                        last = {"Last-Event-ID": event.id} if event.id else last
+                        if event.event in ("status", "progress"):
+                            job = cast(JobView, {**job, **json.loads(event.data)})
+                            on_update(job)
+        except httpx.TransportError:
+            pass  # polled from here
         return job
 
     def translation(self, job: JobView) -> JobResult:

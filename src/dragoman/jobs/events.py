@@ -1,0 +1,163 @@
+"""A job's events (``GET /v1/jobs/{id}/events``): its status, its progress and each
+document's segments as they are committed, derived from the store, so that every API
+process tells the same story whichever worker did the work.
+
+An event's id is where the stream stands after it: the status, the segments done and the
+positions already sent, as ranges (``running/12/0-7,10-13``). A client that reconnects
+with ``Last-Event-ID`` gets what came after, from any process: segments not yet sent, then
+the progress and the status if they changed. Positions come in order within a document
+and chunks in order within a shard, so the ranges stay few.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import time
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from dragoman.errors import InvalidRequest
+from dragoman.models import Job, JobStatus, Translated
+
+if TYPE_CHECKING:
+    from dragoman.jobs import BatchRequestsManager
+
+KEEPALIVE_S = 15.0
+KINDS = ("status", "progress", "segments")
+_NONE = "none"  # no status told yet
+ID_PATTERN = rf"^({'|'.join([_NONE, *JobStatus])})/(\d+)/((?:\d+(?:-\d+)?)(?:,\d+(?:-\d+)?)*)?$"
+_ID = re.compile(ID_PATTERN)
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One server-sent event: ``kind`` is its ``event:`` field, ``data`` its JSON."""
+
+    kind: str
+    id: str
+    data: dict[str, Any]
+    job: Job | None = None  # a status event's: the API writes it as the Job
+
+
+@dataclass(slots=True)
+class Cursor:
+    """Where a stream stands: the status and progress told, the positions sent."""
+
+    status: JobStatus | None = None
+    done: int = -1
+    ranges: list[list[int]] = field(default_factory=list)  # sorted, disjoint [first, last]
+
+    @classmethod
+    def parse(cls, text: str) -> Cursor:
+        """A ``Last-Event-ID``; ``InvalidRequest`` for one this server did not write."""
+        found = _ID.match(text.strip())
+        status = found.group(1) if found else ""
+        if not found:
+            raise InvalidRequest(f"Last-Event-ID {text[:80]!r} is not an id of this job's events")
+        cursor = cls(None if status == _NONE else JobStatus(status), int(found.group(2)))
+        for part in filter(None, (found.group(3) or "").split(",")):
+            first, _, last = part.partition("-")
+            cursor.add_span(int(first), int(last or first))
+        return cursor
+
+    @classmethod
+    def resumed(cls, last_event_id: str | None) -> Cursor:
+        """Where a stream that last got ``last_event_id`` stands; from the start without
+        one, or with one this server did not write (the client then gets the whole story
+        again: nothing is lost)."""
+        try:
+            return cls.parse(last_event_id) if last_event_id is not None else cls()
+        except InvalidRequest:
+            return cls()
+
+    def __str__(self) -> str:
+        spans = (f"{a}" if a == b else f"{a}-{b}" for a, b in self.ranges)
+        return f"{self.status or _NONE}/{max(self.done, 0)}/{','.join(spans)}"
+
+    def sent(self, position: int) -> bool:
+        at = bisect.bisect_right(self.ranges, [position, float("inf")]) - 1
+        return at >= 0 and self.ranges[at][0] <= position <= self.ranges[at][1]
+
+    def add(self, positions: Iterable[int]) -> None:
+        for position in positions:
+            if not self.sent(position):
+                self.add_span(position, position)
+
+    def add_span(self, first: int, last: int) -> None:
+        """Positions ``first`` to ``last`` sent (none when ``last`` is before ``first``)."""
+        if last < first:
+            return
+        bisect.insort(self.ranges, [first, last])
+        merged: list[list[int]] = []
+        for span in self.ranges:
+            if merged and span[0] <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], span[1])
+            else:
+                merged.append(span)
+        self.ranges = merged
+
+
+async def follow(
+    manager: BatchRequestsManager,
+    job_id: str,
+    tenant: str | None,
+    *,
+    cursor: Cursor | None = None,
+    keepalive_s: float = KEEPALIVE_S,
+    max_s: float = float("inf"),
+) -> AsyncIterator[Event | None]:
+    """The job's events after ``cursor`` (from the start without one) until its last
+    status, or for ``max_s`` at most; ``None`` when nothing happened for ``keepalive_s``
+    (the stream sends a comment, so proxies keep it open)."""
+    cursor = cursor or Cursor()
+    quiet_since = time.monotonic()
+    ends_at = quiet_since + max_s
+    while True:
+        job, documents = await manager.result(job_id, tenant)
+        told = False
+        for event in _news(cursor, job, documents):
+            told = True
+            yield event
+        if job.status.finished:
+            return
+        if not told and time.monotonic() - quiet_since >= keepalive_s:
+            told = True
+            yield None
+        if told:
+            quiet_since = time.monotonic()
+        left = ends_at - time.monotonic()
+        if left <= 0:
+            return  # the client takes up the stream again after its last event
+        await manager.waits.until_moved(job, min(keepalive_s, left))
+
+
+def _news(cursor: Cursor, job: Job, documents: list[Translated]) -> Iterable[Event]:
+    """What ``cursor`` has not told of ``job``: segments first, then progress, then status,
+    so that the last status comes after every segment."""
+    offset = 0
+    for index, doc in enumerate(documents):
+        new = [
+            (at, text)
+            for at, text in enumerate(doc.targets)
+            if text is not None and not cursor.sent(offset + at)
+        ]
+        if new:
+            cursor.add(offset + at for at, _ in new)
+            data = {
+                "document": index,
+                "name": doc.name,
+                "segments": [
+                    {"index": at, "text": text, "origin": doc.origins[at]} for at, text in new
+                ],
+            }
+            yield Event("segments", str(cursor), data)
+        offset += len(doc.targets)
+    if job.segments_done != cursor.done:
+        cursor.done = job.segments_done
+        data = {"segments_done": job.segments_done, "segments_total": job.segments_total}
+        yield Event("progress", str(cursor), data)
+    if job.status != cursor.status:
+        cursor.status = job.status
+        yield Event("status", str(cursor), {}, job)
