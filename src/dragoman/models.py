@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 
 class JobStatus(StrEnum):
@@ -52,6 +52,22 @@ _RANKS = {Priority.LOW: 0, Priority.NORMAL: 1, Priority.HIGH: 2}
 class Pool(StrEnum):
     CPU = "cpu"
     GPU = "gpu"
+
+
+class Output(NamedTuple):
+    """One segment's translation as an engine call made it: the model's confidence in it
+    (the mean probability of its tokens, 0 to 1; None where the engine gives none) and
+    whether the job's glossary had terms in the segment."""
+
+    text: str
+    confidence: float | None = None
+    terms: bool = False
+
+
+def to_review(confidence: float | None, review_below: float | None) -> bool:
+    """Whether a translation is to be reviewed: a confidence below the job's threshold. One
+    without a confidence (a memory match, an engine that gives none) never is."""
+    return confidence is not None and review_below is not None and confidence < review_below
 
 
 class Origin(StrEnum):
@@ -112,6 +128,12 @@ class Translated:
     targets: list[str | None]
     origins: list[Origin | None]
     sources: list[str] | None = None
+    # Per segment, as its translation was made (all None while it has none; ``engines`` and
+    # ``models`` None for a memory match, ``confidences`` None where the engine gives none).
+    engines: list[str | None] = field(default_factory=list)
+    models: list[str | None] = field(default_factory=list)
+    terms: list[bool | None] = field(default_factory=list)
+    confidences: list[float | None] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +166,9 @@ class JobOptions:
     mark_unknown: bool = False
     # The Idempotency-Key of the request that submitted it, if it had one.
     idempotency_key: str | None = None
+    # Translations whose confidence is below this (0 to 1) are to be reviewed; None: no
+    # threshold, nothing counted.
+    review_below: float | None = None
 
 
 @dataclass(slots=True)
@@ -180,6 +205,8 @@ class Job:
     # The characters charged when it was submitted; None on a shard and on a job stored
     # before they were kept.
     characters: int | None = None
+    # Segments stored so far whose confidence is below ``options.review_below``.
+    segments_to_review: int = 0
 
     # Read-only views of ``options`` for the feature code that reads them (reuse,
     # glossaries, webhooks); new code reads ``job.options``.

@@ -26,6 +26,8 @@ JOB_FIELDS = {
     "started_at",
     "finished_at",
     "error",
+    "review_below",
+    "segments_to_review",
 }
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)$")
 
@@ -60,6 +62,20 @@ async def test_a_job_runs_to_its_translations(client: httpx.AsyncClient) -> None
     for stamp in ("submitted_at", "started_at", "finished_at"):
         assert ISO_UTC.match(job[stamp])
     result = (await client.get(f"/v1/jobs/{job_id}/result")).json()
+    # What made each translation: Apertium, the pair's data as its version; it gives no
+    # confidence, and no threshold was set.
+    model = result["documents"][0]["models"][0]
+    assert re.fullmatch(r"apertium-[0-9a-f]{16}", model)
+
+    def made(count: int) -> dict[str, Any]:
+        return {
+            "engines": ["apertium"] * count,
+            "models": [model] * count,
+            "glossary_terms": [False] * count,
+            "confidences": [None] * count,
+            "review": None,
+        }
+
     assert result == {
         "id": job_id,
         "status": "succeeded",
@@ -69,10 +85,18 @@ async def test_a_job_runs_to_its_translations(client: httpx.AsyncClient) -> None
                 "source_lang": "en",
                 "segments": ["Hola Mundo.", "Buenos días."],
                 "origins": ["mt", "mt"],
+                **made(2),
             },
-            {"name": "b.txt", "source_lang": "en", "segments": ["El gato."], "origins": ["mt"]},
+            {
+                "name": "b.txt",
+                "source_lang": "en",
+                "segments": ["El gato."],
+                "origins": ["mt"],
+                **made(1),
+            },
         ],
     }
+    assert (job["review_below"], job["segments_to_review"]) == (None, None)
 
 
 async def test_results_of_a_queued_job_are_null(make_client: Any) -> None:

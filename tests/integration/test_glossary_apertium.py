@@ -176,10 +176,17 @@ async def test_jobs_with_different_glossaries_share_one_engine_call(tmp_path: Pa
     finally:
         await counted.close()
         await runtime.close(bus=False)
-    assert out == [
+    assert [output.text for output in out] == [
         oracle("The zqxa is down.", ["servidor central"]),
         oracle("The zqxa is down.", ["ordenador"]),
         apertium(text),
         "El <g1>servidor central</g1> es abajo.",
+    ]
+    # Apertium gives no confidence; the terms were found where a glossary had them.
+    assert [(output.confidence, output.terms) for output in out] == [
+        (None, True),
+        (None, True),
+        (None, False),
+        (None, True),
     ]
     assert counted.calls == {"plain": 1, "marked": 1}

@@ -12,6 +12,7 @@ import pytest
 from dragoman.engines.ct2 import Ct2Model, CTranslate2Engine
 from dragoman.engines.hf import HfModel, TransformersEngine
 from dragoman.engines.model_cache import ModelCache
+from dragoman.engines.scores import Hypothesis
 from dragoman.formats.segment import sentence_ends
 from tests.conftest import CORPUS_DIR
 from tests.neural.conftest import EN_FR
@@ -28,14 +29,14 @@ class Spy:
     def __init__(self, engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
         self.batches: list[list[str]] = []
         self.lengths: list[int] = []
-        run = engine._run
+        run = engine._run_scored
 
-        def spy(model: Any, texts: list[str]) -> list[str]:
+        def spy(model: Any, texts: list[str]) -> list[Hypothesis]:
             self.batches.append(texts)
             self.lengths += [input_length(model, text) for text in texts]
             return run(model, texts)
 
-        monkeypatch.setattr(engine, "_run", spy)
+        monkeypatch.setattr(engine, "_run_scored", spy)
 
 
 def input_length(model: Ct2Model | HfModel, text: str) -> int:

@@ -16,7 +16,7 @@ from dragoman.errors import NotFound
 from dragoman.jobs import LocalIntake
 from dragoman.messages import Done, Outcomes, work_queue, worker_queue
 from dragoman.metrics import Metrics
-from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, WorkerInfo
+from dragoman.models import Document, Job, JobOptions, JobStatus, Output, Pool, WorkerInfo
 from dragoman.queue import BatchRequestsQueue
 from dragoman.runtime import Runtime
 from dragoman.services import EmbeddedService
@@ -337,14 +337,14 @@ async def test_text_with_inline_codes_and_plain_text_are_translated_apart() -> N
     plain, marked = a_job("plain"), a_job("marked")
     marked.options = JobOptions(markup=True)
 
-    async def no_terms(engine: str, pair: Pair, items: Any) -> list[str]:
+    async def no_terms(engine: str, pair: Pair, items: Any) -> list[Output]:
         raise AssertionError("no job here keeps a glossary")
 
     out = await translate_chunk(
         Engines([engine]), no_terms, "scripted", PAIR, [(plain, "x"), (marked, "x"), (plain, "x")]
     )
 
-    assert out == ["X", "X", "X"]
+    assert out == [Output("X"), Output("X"), Output("X")]
     assert sorted(engine.calls) == [["x"], ["x"]]
 
 
@@ -354,9 +354,9 @@ async def test_a_text_repeated_under_two_glossaries_is_translated_for_each() -> 
     first.options, second.options = JobOptions(glossary="g1"), JobOptions(glossary="g2")
     seen: list[list[tuple[str | None, str]]] = []
 
-    async def with_terms(engine: str, pair: Pair, items: Any) -> list[str]:
+    async def with_terms(engine: str, pair: Pair, items: Any) -> list[Output]:
         seen.append([(job.options.glossary, text) for job, text in items])
-        return [f"{job.options.glossary}:{text}" for job, text in items]
+        return [Output(f"{job.options.glossary}:{text}", 0.5, True) for job, text in items]
 
     out = await translate_chunk(
         Engines([engine]),
@@ -366,7 +366,8 @@ async def test_a_text_repeated_under_two_glossaries_is_translated_for_each() -> 
         [(first, "x"), (second, "x"), (first, "x"), (second, "y")],
     )
 
-    assert out == ["g1:x", "g2:x", "g1:x", "g2:y"]
+    assert [o.text for o in out] == ["g1:x", "g2:x", "g1:x", "g2:y"]
+    assert all(o == (o.text, 0.5, True) for o in out)
     assert seen == [[("g1", "x"), ("g2", "x"), ("g2", "y")]]
 
 

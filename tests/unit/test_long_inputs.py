@@ -5,12 +5,14 @@ Here a model's limit is counted in words (or characters); ``tests/neural`` count
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dragoman.engines.long_inputs import Parts, in_parts, pieces, split_long
+from dragoman.engines.long_inputs import Parts, in_parts, in_parts_scored, pieces, split_long
+from dragoman.engines.scores import Hypothesis
 from dragoman.formats.segment import MAX_BREAK_CANDIDATES
 
 
@@ -119,3 +121,22 @@ def test_the_model_runs_once_on_every_part_of_every_segment_in_order() -> None:
         "m:ONE TWO THREE. m:FOUR FIVE.\nm:SIX.",
         "m:LAST.",
     ]
+
+
+def test_a_segment_in_parts_is_scored_over_all_its_tokens() -> None:
+    def run(model: str, texts: list[str]) -> list[Hypothesis]:
+        # Each part: one token per word, each of probability 1/2, or 1/4 for "Six.".
+        return [
+            Hypothesis(text.upper(), math.log(0.25 if text == "Six." else 0.5), 1)
+            if len(text.split()) == 1
+            else Hypothesis(text.upper(), len(text.split()) * math.log(0.5), len(text.split()))
+            for text in texts
+        ]
+
+    run_in_parts = in_parts_scored("en", lambda model, text: len(text.split()) <= 3, run)
+    whole, short = run_in_parts("m", ["One two three. Four five.\nSix.", "Short one."])
+
+    assert whole.text == "ONE TWO THREE. FOUR FIVE.\nSIX."
+    assert (whole.tokens, whole.scored().confidence) == (6, round(0.5 ** (7 / 6), 4))
+    assert short.scored() == ("SHORT ONE.", 0.5)
+    assert Hypothesis("").scored() == ("", None)  # no token, no score

@@ -16,7 +16,7 @@ from dragoman.errors import UnsupportedPair
 from dragoman.jobs import LocalIntake
 from dragoman.messages import Queued
 from dragoman.metrics import Metrics
-from dragoman.models import Document, Job, JobOptions, Pool
+from dragoman.models import Document, Job, JobOptions, Output, Pool
 from dragoman.queue import BatchRequestsQueue
 from dragoman.runtime import Runtime
 from dragoman.store.sql import SqlJobStore
@@ -195,13 +195,14 @@ async def test_a_chunk_of_several_jobs_makes_one_call_per_leg_and_kind() -> None
     engine = Reorder("neural", [FR_EN, EN_ES])
     first, second, marked = a_job("a"), a_job("b"), a_job("c", markup=True)
 
-    async def no_terms(engine: str, pair: Pair, items: Any) -> list[str]:
+    async def no_terms(engine: str, pair: Pair, items: Any) -> list[Output]:
         raise AssertionError("no job here keeps a glossary")
 
     items = [(first, "Un chat"), (second, "Deux chiens"), (marked, "<g1>Trois</g1> oiseaux")]
     out = await translate_chunk(Engines([engine]), no_terms, "pivot", FR_ES, items)
 
-    assert out[:2] == ["Un:en:es chat:en:es", "Deux:en:es chiens:en:es"]
+    # A pivot goes through two engines: no one model's confidence.
+    assert out[:2] == [Output("Un:en:es chat:en:es"), Output("Deux:en:es chiens:en:es")]
     # File jobs' segments, then plain ones: each kind one call per leg for all the jobs.
     assert [pair for pair, _ in engine.calls] == [FR_EN, EN_ES, FR_EN, EN_ES]
     assert engine.calls[2] == (FR_EN, ["Un chat", "Deux chiens"])

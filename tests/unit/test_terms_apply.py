@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from dragoman.engines import Scored
 from dragoman.glossaries import Entry, Terms, keep_terms
+from dragoman.glossaries.apply import keep_terms_scored
 
 WORDS = {
     "the": "le",
@@ -94,3 +96,20 @@ async def test_marked_segments_fall_back_with_their_codes() -> None:
         drop_placeholders, [("<g1>software</g1> &amp; more", TERMS)], marked=True
     )
     assert out == ["<g1>programme</g1> &amp; more"]
+
+
+async def test_each_output_keeps_the_score_of_the_engine_output_it_was_made_from() -> None:
+    engine = WordEngine()
+    calls = 0
+
+    async def scored(texts: list[str]) -> list[Scored]:
+        nonlocal calls
+        calls += 1
+        return [Scored(text, calls / 10) for text in await engine.translate(texts)]
+
+    items = [("The server runs.", None), ("The software is free.", TERMS), ("Free.", TERMS)]
+    out = await keep_terms_scored(scored, items)
+    assert [o.text for o in out] == ["Le serveur tourne.", "Le programme est libre.", "Libre."]
+    # The second went again (its placeholder was lost): its score is that call's. Only it
+    # had a term.
+    assert [(o.confidence, o.terms) for o in out] == [(0.1, False), (0.2, True), (0.1, False)]

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dragoman.engines.pivot import NAME as PIVOT
 from dragoman.engines.pivot import PivotEngine, pivot_of, pivot_route, pivots
-from dragoman.errors import UnsupportedPair
+from dragoman.engines.scores import Scored, Scores, scored
+from dragoman.errors import DragomanError, UnsupportedPair
 from dragoman.models import Pair, Pool
 
 if TYPE_CHECKING:
     from dragoman.engines.manifest import Manifest
     from dragoman.settings import Settings
 
-__all__ = ["Engine", "Engines", "Pair", "open_engines"]
+__all__ = ["Engine", "Engines", "Pair", "Scored", "Scores", "open_engines"]
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,41 @@ class Engines:
 
         chosen = self._marking(pair, engine, mark_unknown)
         return await translate_stored(chosen, pair, segments)
+
+    async def translate_scored(
+        self,
+        engine: str,
+        pair: Pair,
+        segments: Sequence[str],
+        *,
+        markup: bool = False,
+        mark_unknown: bool = False,
+    ) -> list[Scored]:
+        """``translate``, or ``translate_marked`` with ``markup``, each translation with the
+        model's confidence where the engine ``Scores`` its outputs (None elsewhere)."""
+        from dragoman.engines.markup import translate_stored_scored
+
+        chosen = self._marking(pair, engine, mark_unknown)
+        if markup:
+            return await translate_stored_scored(chosen, pair, segments)
+        outputs = await scored(chosen, pair, segments)
+        return [
+            Scored(keep_edges(source, text), confidence)
+            for source, (text, confidence) in zip(segments, outputs, strict=True)
+        ]
+
+    def model(self, engine: str, pair: Pair) -> str | None:
+        """The model a job's results name for ``pair``'s translations: an installed
+        package's version (as ``/v1/models`` lists it), else the engine's version of the
+        pair, an opaque string that changes with the model or the pair's data; None where
+        the engine does not serve the pair."""
+        found = self.manifest(engine, pair)
+        if found is not None and found.version != "local":
+            return found.version
+        try:
+            return self.resolve(pair, engine).version(pair)
+        except DragomanError:
+            return None
 
     def manifest(self, engine: str, pair: Pair) -> Manifest | None:
         """The installed model's ``dragoman-model.json`` (``None``: an engine without model

@@ -13,16 +13,17 @@ Two layouts of a model directory are recognised:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from dragoman.engines import batch_size
 from dragoman.engines.batch_size import PROBE_TEXTS
-from dragoman.engines.long_inputs import in_parts
+from dragoman.engines.long_inputs import in_parts_scored
 from dragoman.engines.model_cache import ModelCache
 from dragoman.engines.neural import HostedEngine, ModelHost
+from dragoman.engines.scores import Hypothesis
 from dragoman.errors import EngineError
 from dragoman.models import Pair
 
@@ -140,10 +141,9 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
         self._max_input_tokens = max_input_tokens
         self._max_output_tokens = max_output_tokens
 
-    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+    def _runner(self, pair: Pair) -> Callable[[Ct2Model, list[str]], list[Hypothesis]]:
         """A segment longer than the model's input is cut into parts (``long_inputs``)."""
-        run = in_parts(pair.source, self._fits, self._run)
-        return await self._host.translate(pair, segments, run)
+        return in_parts_scored(pair.source, self._fits, self._run_scored)
 
     def _sized(self, model: Ct2Model, path: Path) -> Ct2Model:
         """The model with its batch size: configured, or measured now (``batch_size``)."""
@@ -190,7 +190,7 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
     def _fits(self, model: Ct2Model, text: str) -> bool:
         return model.fits(text, self._max_input_tokens)
 
-    def _run(self, model: Ct2Model, texts: list[str]) -> list[str]:
+    def _run_scored(self, model: Ct2Model, texts: list[str]) -> list[Hypothesis]:
         # Given max_batch_size, CTranslate2 sorts the batch by length and cuts it into
         # sub-batches of at most that many tokens, so padding stays small.
         results = model.translator.translate_batch(
@@ -202,5 +202,17 @@ class CTranslate2Engine(HostedEngine[Ct2Model]):
             # truncation would drop; parts fit (``translate``), so it cuts nothing.
             max_input_length=0,
             max_decoding_length=self._max_output_tokens,
+            # Greedy search adds up each token's log-probability and divides the sum by the
+            # output's length (length_penalty 1): with the end token in the output, that is
+            # the mean over every token the model chose. The argmax of log-probabilities is
+            # that of the logits, so the tokens are the same.
+            return_scores=True,
+            return_end_token=True,
         )
-        return [model.target.decode(result.hypotheses[0]) for result in results]
+        return [_hypothesis(model, result) for result in results]
+
+
+def _hypothesis(model: Ct2Model, result: Any) -> Hypothesis:
+    tokens: list[str] = result.hypotheses[0]
+    text = model.target.decode(tokens[:-1] if tokens[-1:] == [_EOS] else tokens)
+    return Hypothesis(text, result.scores[0] * len(tokens), len(tokens))

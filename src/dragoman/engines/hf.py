@@ -12,14 +12,15 @@ import gc
 import json
 import os
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dragoman.engines.long_inputs import in_parts
+from dragoman.engines.long_inputs import in_parts_scored
 from dragoman.engines.model_cache import ModelCache
 from dragoman.engines.neural import HostedEngine, ModelHost
+from dragoman.engines.scores import Hypothesis
 from dragoman.errors import EngineError
 from dragoman.models import Pair
 
@@ -153,13 +154,13 @@ class TransformersEngine(HostedEngine[HfModel]):
         self._max_input_tokens = max_input_tokens
         self._max_output_tokens = max_output_tokens
 
-    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
+    def _runner(self, pair: Pair) -> Callable[[HfModel, list[str]], list[Hypothesis]]:
         """A segment longer than the model's input is cut into parts (``long_inputs``)."""
-        run = in_parts(pair.source, HfModel.fits, self._run)
-        return await self._host.translate(pair, segments, run)
+        return in_parts_scored(pair.source, HfModel.fits, self._run_scored)
 
-    def _run(self, loaded: HfModel, texts: list[str]) -> list[str]:
+    def _run_scored(self, loaded: HfModel, texts: list[str]) -> list[Hypothesis]:
         import torch
+        from transformers import LogitsProcessorList
 
         tokenizer, model = loaded.tokenizer, loaded.model
         # Parts fit (``translate``), so truncation cuts nothing: it stays as a guard, the
@@ -168,18 +169,55 @@ class TransformersEngine(HostedEngine[HfModel]):
         forced = {}
         if loaded.forced_bos_token_id is not None:
             forced["forced_bos_token_id"] = loaded.forced_bos_token_id
-        outputs = [""] * len(texts)
+        outputs = [Hypothesis("")] * len(texts)
         for batch in length_batches([len(x) for x in ids], self._batch_tokens):
             inputs = tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
+            chosen = ChosenLogProbs()
             with torch.inference_mode():
                 generated = model.generate(
                     **inputs.to(model.device),
                     num_beams=1,
                     do_sample=False,
                     max_new_tokens=self._max_output_tokens,
+                    logits_processor=LogitsProcessorList([chosen]),
                     **forced,
                 )
             texts_out = tokenizer.batch_decode(generated, skip_special_tokens=True)
-            for i, text in zip(batch, texts_out, strict=True):
-                outputs[i] = text
+            sums, counts = chosen.per_output(generated, model.generation_config.eos_token_id)
+            # A forced language code is no choice of the model's (its log-probability is 0).
+            skip = int(loaded.forced_bos_token_id is not None)
+            for row, (i, text) in enumerate(zip(batch, texts_out, strict=True)):
+                outputs[i] = Hypothesis(text, sums[row], counts[row] - skip)
         return outputs
+
+
+class ChosenLogProbs:
+    """A logits processor, last in line, that keeps at each step the log-probability of the
+    token greedy search takes: the highest one (it returns the scores as they are, so it
+    changes no choice). ``output_scores`` would keep each step's whole vocabulary instead,
+    gigabytes for a batch of thousands of segments."""
+
+    def __init__(self) -> None:
+        self._steps: list[Any] = []
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        self._steps.append(scores.float().log_softmax(-1).max(-1).values)
+        return scores
+
+    def per_output(
+        self, generated: Any, eos: int | list[int] | None
+    ) -> tuple[list[float], list[int]]:
+        """Per row of ``generated``: the sum of its tokens' log-probabilities up to its end
+        token (included), and how many tokens; the steps after it are padding."""
+        import torch
+
+        rows = len(generated)
+        if not self._steps:
+            return [0.0] * rows, [0] * rows
+        steps = torch.stack(self._steps, dim=1)  # a row per output, a column per step
+        chosen = generated[:, -steps.shape[1] :].to(steps.device)
+        ends = [eos] if isinstance(eos, int) else list(eos or [])
+        found = torch.isin(chosen, torch.tensor(ends, device=chosen.device, dtype=chosen.dtype))
+        kept = (found.cumsum(1) - found.int()) == 0  # up to the first end token, included
+        sums = torch.where(kept, steps, 0.0).sum(1)
+        return [float(x) for x in sums.tolist()], [int(x) for x in kept.sum(1).tolist()]

@@ -14,9 +14,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
+from dragoman.engines.scores import Hypothesis
 from dragoman.formats.segment import sentence_ends
 
 Model = TypeVar("Model")
+Out = TypeVar("Out")
 
 # The text past a window's last cut that the rules see, so that a sentence end at the cut
 # has the context after it that the rules read (``\s+\p{Lu}`` and the like).
@@ -41,6 +43,13 @@ class Parts:
         for gap, text in zip(self.gaps, translations[1:], strict=True):
             out += [gap or " ", text]
         return "".join(out)
+
+    def join_scored(self, outputs: Sequence[Hypothesis]) -> Hypothesis:
+        """``join`` of the texts, with the parts' tokens and log-probabilities added up:
+        the whole is scored as if the model had made it in one go."""
+        text = self.join([output.text for output in outputs])
+        log_prob = sum(output.log_prob for output in outputs)
+        return Hypothesis(text, log_prob, sum(output.tokens for output in outputs))
 
 
 def split_long(text: str, lang: str, fits: Callable[[str], bool]) -> Parts:
@@ -123,10 +132,27 @@ def in_parts(
 ) -> Callable[[Model, list[str]], list[str]]:
     """``run``, one batch through a model, made to cut the segments that do not fit the
     model into parts: all of them go through ``run`` in one batch, then are joined."""
+    return _in_parts(lang, fits, run, Parts.join)
 
-    def run_in_parts(model: Model, texts: list[str]) -> list[str]:
+
+def in_parts_scored(
+    lang: str,
+    fits: Callable[[Model, str], bool],
+    run: Callable[[Model, list[str]], list[Hypothesis]],
+) -> Callable[[Model, list[str]], list[Hypothesis]]:
+    """``in_parts`` of a ``run`` that scores its outputs (``Parts.join_scored``)."""
+    return _in_parts(lang, fits, run, Parts.join_scored)
+
+
+def _in_parts(
+    lang: str,
+    fits: Callable[[Model, str], bool],
+    run: Callable[[Model, list[str]], list[Out]],
+    join: Callable[[Parts, Sequence[Out]], Out],
+) -> Callable[[Model, list[str]], list[Out]]:
+    def run_in_parts(model: Model, texts: list[str]) -> list[Out]:
         split = [split_long(text, lang, lambda part: fits(model, part)) for text in texts]
         outputs = iter(run(model, [part for parts in split for part in parts.texts]))
-        return [parts.join([next(outputs) for _ in parts.texts]) for parts in split]
+        return [join(parts, [next(outputs) for _ in parts.texts]) for parts in split]
 
     return run_in_parts

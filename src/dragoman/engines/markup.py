@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from dragoman.engines.scores import Scored, scored
 from dragoman.formats.markup import Marked, edges, parse_stored, project, same_codes
 from dragoman.models import Pair
 
@@ -27,22 +28,42 @@ class PlainEngine(Protocol):
 
 async def translate_stored(engine: PlainEngine, pair: Pair, segments: Sequence[str]) -> list[str]:
     """Translations of segments in the stored form of ``Marked``, in the same form."""
+    return [text for text, _ in await _translate_stored(engine, pair, segments, scores=False)]
+
+
+async def translate_stored_scored(
+    engine: PlainEngine, pair: Pair, segments: Sequence[str]
+) -> list[Scored]:
+    """``translate_stored``, each translation with its confidence where the engine
+    ``Scores`` its outputs (an engine that carries the codes itself gives none)."""
+    return await _translate_stored(engine, pair, segments, scores=True)
+
+
+async def _translate_stored(
+    engine: PlainEngine, pair: Pair, segments: Sequence[str], *, scores: bool
+) -> list[Scored]:
     sources = [parse_stored(s) for s in segments]
     parts = [edges(m) for m in sources]
     todo = [i for i, (_, core, _) in enumerate(parts) if core.has_text()]
     cores = [parts[i][1] for i in todo]
+    confidences: list[float | None] = [None] * len(cores)
     if isinstance(engine, MarkupEngine):
         outs = await engine.translate_marked(pair, cores)
     else:
-        plain = await engine.translate(pair, [core.engine_text for core in cores])
-        outs = [project(core, text) for core, text in zip(cores, plain, strict=True)]
-    results = list(sources)
-    for i, core, out in zip(todo, cores, outs, strict=True):
+        texts = [core.engine_text for core in cores]
+        if scores:
+            found = await scored(engine, pair, texts)
+        else:
+            found = [Scored(text) for text in await engine.translate(pair, texts)]
+        confidences = [confidence for _, confidence in found]
+        outs = [project(core, text) for core, (text, _) in zip(cores, found, strict=True)]
+    results = [Scored(source.stored()) for source in sources]
+    for i, core, out, confidence in zip(todo, cores, outs, confidences, strict=True):
         if not same_codes(core, out):
             out = project(core, out.plain)
         lead, _, trail = parts[i]
-        results[i] = lead + _strip(out) + trail
-    return [r.stored() for r in results]
+        results[i] = Scored((lead + _strip(out) + trail).stored(), confidence)
+    return results
 
 
 def _strip(marked: Marked) -> Marked:

@@ -20,15 +20,17 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Generic
+from typing import Generic, TypeVar
 
 from dragoman import __version__
 from dragoman.engines.model_cache import M, ModelCache, ModelKey, Revision
+from dragoman.engines.scores import Hypothesis, Scored
 from dragoman.errors import InvalidRequest, UnsupportedPair
 from dragoman.languages import canonical
 from dragoman.models import Pair
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 VERSION_REFRESH_S = 60.0
 # A scan this close to the folder's last change is not kept: two changes within one tick of
@@ -204,10 +206,22 @@ class ModelHost(Generic[M]):
         self, pair: Pair, segments: Sequence[str], run: Callable[[M, list[str]], list[str]]
     ) -> list[str]:
         """``run`` on the pair's model, in this engine's thread; blank segments give ``""``."""
+        return await self.run(pair, segments, run, blank="")
+
+    async def run(
+        self,
+        pair: Pair,
+        segments: Sequence[str],
+        run: Callable[[M, list[str]], list[T]],
+        *,
+        blank: T,
+    ) -> list[T]:
+        """``run`` on the pair's model, in this engine's thread; blank segments give
+        ``blank``."""
         key = self._key(pair)
         self._forget_stale()
 
-        def work(texts: list[str]) -> list[str]:
+        def work(texts: list[str]) -> list[T]:
             with self._cache.use(key, lambda: self._load(key.path)) as model:
                 return run(model, texts)
 
@@ -216,7 +230,7 @@ class ModelHost(Generic[M]):
         thread = self._thread
         loop = asyncio.get_running_loop()
         return await translate_nonblank(
-            segments, lambda texts: loop.run_in_executor(thread, work, texts)
+            segments, lambda texts: loop.run_in_executor(thread, work, texts), blank
         )
 
     async def close(self) -> None:
@@ -260,7 +274,7 @@ def _stale(key: ModelKey) -> bool:
 
 class HostedEngine(Generic[M]):
     """The ``Engine`` methods of a neural engine, delegated to its ``ModelHost``; a subclass
-    sets ``_host`` and writes ``_run``, one batch through one loaded model."""
+    sets ``_host`` and writes ``_run_scored``, one batch through one loaded model."""
 
     _host: ModelHost[M]
 
@@ -282,9 +296,19 @@ class HostedEngine(Generic[M]):
         return f"{__version__}:{self._host.version(pair)[:16]}:max{limit}:in{inputs}"
 
     async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
-        return await self._host.translate(pair, segments, self._run)
+        return [scored.text for scored in await self.translate_scored(pair, segments)]
 
-    def _run(self, model: M, texts: list[str]) -> list[str]:
+    async def translate_scored(self, pair: Pair, segments: Sequence[str]) -> list[Scored]:
+        """Each translation with its confidence: ``translate`` is this, so scores never
+        change a translation."""
+        outputs = await self._host.run(pair, segments, self._runner(pair), blank=Hypothesis(""))
+        return [output.scored() for output in outputs]
+
+    def _runner(self, pair: Pair) -> Callable[[M, list[str]], list[Hypothesis]]:
+        """What runs one batch of ``pair``'s segments through its loaded model."""
+        return self._run_scored
+
+    def _run_scored(self, model: M, texts: list[str]) -> list[Hypothesis]:
         raise NotImplementedError
 
     async def close(self) -> None:
@@ -292,11 +316,11 @@ class HostedEngine(Generic[M]):
 
 
 async def translate_nonblank(
-    segments: Sequence[str], translate: Callable[[list[str]], Awaitable[list[str]]]
-) -> list[str]:
-    """``translate`` applied to the segments with text; blank ones come back as ``""``."""
+    segments: Sequence[str], translate: Callable[[list[str]], Awaitable[list[T]]], blank: T
+) -> list[T]:
+    """``translate`` applied to the segments with text; blank ones come back as ``blank``."""
     todo = [i for i, segment in enumerate(segments) if segment.strip()]
-    outputs = [""] * len(segments)
+    outputs = [blank] * len(segments)
     if todo:
         texts = await translate([segments[i] for i in todo])
         for i, text in zip(todo, texts, strict=True):

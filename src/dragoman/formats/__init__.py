@@ -15,19 +15,21 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from dragoman.errors import InvalidFile, UnsupportedFormat
 from dragoman.formats.markup import Marked, parse_stored
 from dragoman.formats.segment import join, split
-from dragoman.models import Origin
+from dragoman.models import Origin, to_review
 
 __all__ = [
     "FORMATS",
     "SPLIT_BUDGET_S",
     "Format",
     "MarksOrigins",
+    "MarksReview",
     "Prepared",
+    "Review",
     "by_name",
     "for_file",
     "prepare",
@@ -69,6 +71,35 @@ class MarksOrigins(Protocol):
         target_lang: str,
     ) -> bytes:
         """``merge``, with each unit's origin (``None`` where ``units`` has None)."""
+        ...
+
+
+class Review(NamedTuple):
+    """What a unit's segments say of its translation: the lowest confidence among them
+    (None: none has one), and whether it is to be reviewed under the job's ``review_below``:
+    True when a segment is below it, False when every machine-translated segment is at or
+    above it, None without a threshold or with a machine translation that has no score."""
+
+    confidence: float | None = None
+    review: bool | None = None
+
+
+@runtime_checkable
+class MarksReview(Protocol):
+    """A format that also says how sure the machine was of each unit (XLIFF)."""
+
+    def merge_reviewed(
+        self,
+        data: bytes,
+        units: Sequence[Marked | None],
+        origins: Sequence[Origin | None],
+        reviews: Sequence[Review | None],
+        *,
+        filename: str,
+        target_lang: str,
+    ) -> bytes:
+        """``merge_origins``, with each unit's ``Review`` (``None`` where ``units`` has
+        None)."""
         ...
 
 
@@ -208,27 +239,38 @@ def rebuild(
     translations: Sequence[str | None],
     target_lang: str,
     origins: Sequence[Origin | None] | None = None,
+    confidences: Sequence[float | None] | None = None,
+    review_below: float | None = None,
 ) -> bytes:
     """The translated file; a unit with any segment still untranslated keeps its source.
     The workers keep every segment's codes (``engines.markup``), so a joined unit has its
     source's codes and the format can put each one back. With ``origins`` (per segment), a
     format that ``MarksOrigins`` marks a unit whose segments all came from a memory as a
-    memory match."""
+    memory match; with ``confidences`` too, one that ``MarksReview`` says how sure the
+    machine was, and which units are to be reviewed under ``review_below``."""
     if sum(layout) != len(translations):
         raise InvalidFile(f"{filename}: the stored file no longer matches its segments")
     units: list[Marked | None] = []
     unit_origins: list[Origin | None] = []
+    reviews: list[Review | None] = []
     pos = 0
     for count in layout:
         pieces = translations[pos : pos + count]
         came = origins[pos : pos + count] if origins is not None else []
+        sure = confidences[pos : pos + count] if confidences is not None else []
         pos += count
         if count == 0 or any(p is None for p in pieces):
             units.append(None)
             unit_origins.append(None)
+            reviews.append(None)
             continue
         units.append(join([parse_stored(p) for p in pieces if p is not None]))
         unit_origins.append(_unit_origin(came))
+        reviews.append(_unit_review(came, sure, review_below))
+    if origins is not None and confidences is not None and isinstance(fmt, MarksReview):
+        return fmt.merge_reviewed(
+            data, units, unit_origins, reviews, filename=filename, target_lang=target_lang
+        )
     if origins is not None and isinstance(fmt, MarksOrigins):
         return fmt.merge_origins(
             data, units, unit_origins, filename=filename, target_lang=target_lang
@@ -244,3 +286,19 @@ def _unit_origin(origins: Sequence[Origin | None]) -> Origin:
     if origins and all(o in (Origin.TM, Origin.CACHE) for o in origins):
         return Origin.CACHE
     return Origin.MT
+
+
+def _unit_review(
+    origins: Sequence[Origin | None],
+    confidences: Sequence[float | None],
+    review_below: float | None,
+) -> Review:
+    """A unit's ``Review`` from its machine-translated segments' confidences (a memory
+    match is a person's translation: no score of a machine's applies to it)."""
+    machine = [c for o, c in zip(origins, confidences, strict=False) if o is not Origin.TM]
+    lowest = min((c for c in machine if c is not None), default=None)
+    if review_below is None:
+        return Review(lowest)
+    if any(to_review(c, review_below) for c in machine):
+        return Review(lowest, True)
+    return Review(lowest, False if all(c is not None for c in machine) else None)

@@ -24,7 +24,9 @@ on the ``<target>``; in 2.x ``state="translated" subState="dragoman:mt"`` on the
 unit) is marked as CAT tools read one: in 1.2 ``state="translated"
 state-qualifier="exact-match"``, and an ``<alt-trans match-quality="100"
 origin="dragoman:tm">`` with the same target after it (Okapi reads it as a leveraged
-match); in 2.x ``state="translated" subState="dragoman:tm"``. The
+match); in 2.x ``state="translated" subState="dragoman:tm"``. A unit a model scored carries its
+origin and lowest confidence as metadata, and under the job's ``review_below`` says whether
+it is to be reviewed (``merge_reviewed``: ``_review``, ``_describe``). The
 target language goes into ``target-language`` on each 1.2 ``<file>``, or ``trgLang`` on the
 2.x root. Notes, ``<alt-trans>``, ``<ignorable>``, ``<originalData>``, metadata and every
 other element are kept. When no unit gets a translation the file comes back unchanged.
@@ -40,11 +42,13 @@ from typing import Any
 from lxml import etree
 
 from dragoman.errors import InvalidFile
+from dragoman.formats import Review
 from dragoman.formats.markup import Builder, Marked, translated_units
 from dragoman.formats.safety import parse_xml, serialize_xml
 from dragoman.models import Origin
 
 XLIFF_2_NS = "urn:oasis:names:tc:xliff:document:2.0"
+MDA_NS = "urn:oasis:names:tc:xliff:metadata:2.0"
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +225,56 @@ def _mark(doc: _Document, unit: _Unit, target: etree._Element, origin: Origin | 
     alt.tail, target.tail = target.tail, target.tail
 
 
+def _review(doc: _Document, unit: _Unit, target: etree._Element, review: Review) -> None:
+    """A unit scored against the job's threshold: in 1.2, one at or above it gets
+    ``state="translated"`` (still ``mt-suggestion``); in 2.x, one below it
+    ``subState="dragoman:review"``. Below it, 1.2 keeps ``needs-review-translation``."""
+    if doc.dialect.version == 2:
+        if review.review:
+            unit.element.set("subState", "dragoman:review")
+    elif review.review is False:
+        target.set("state", "translated")
+
+
+def _describe(
+    doc: _Document, unit: _Unit, target: etree._Element, origin: Origin, confidence: float
+) -> None:
+    """The origin and the confidence as metadata: a 1.2 ``<context-group>`` of ``x-``
+    context types after the ``<target>``; a 2.x Metadata module group in the ``<unit>``."""
+    facts = {"origin": origin.value, "confidence": f"{confidence:.4f}"}
+    if doc.dialect.version == 1:
+        group = etree.Element(doc.q("context-group"), name="dragoman", purpose="information")
+        for name, value in facts.items():
+            context = etree.SubElement(group, doc.q("context"))
+            context.set("context-type", f"x-dragoman-{name}")
+            context.text = value
+        unit.element.insert(unit.element.index(target) + 1, group)
+        group.tail, target.tail = target.tail, _whitespace_before(target) or target.tail
+        return
+    holder = unit.element.getparent()
+    if holder is None:
+        return
+    segments = holder.findall(doc.q("segment"))
+    facts["segment"] = unit.element.get("id") or str(segments.index(unit.element) + 1)
+    group = etree.SubElement(
+        _metadata(holder), f"{{{MDA_NS}}}metaGroup", category="dragoman", appliesTo="target"
+    )
+    for name in ("segment", "origin", "confidence"):
+        etree.SubElement(group, f"{{{MDA_NS}}}meta", type=name).text = facts[name]
+
+
+def _metadata(holder: etree._Element) -> etree._Element:
+    """The ``<mda:metadata>`` of a 2.x ``<unit>``, added first where it has none (module
+    elements come before its notes and segments)."""
+    found = holder.find(f"{{{MDA_NS}}}metadata")
+    if found is not None:
+        return found
+    metadata = etree.Element(f"{{{MDA_NS}}}metadata", nsmap={"mda": MDA_NS})
+    holder.insert(0, metadata)
+    metadata.tail = holder.text
+    return metadata
+
+
 def _set_language(doc: _Document, target_lang: str) -> None:
     root = doc.tree.getroot()
     if doc.dialect.version == 2:
@@ -253,15 +307,38 @@ class XliffFormat:
         filename: str,
         target_lang: str,
     ) -> bytes:
+        reviews = [None] * len(units)
+        return self.merge_reviewed(
+            data, units, origins, reviews, filename=filename, target_lang=target_lang
+        )
+
+    def merge_reviewed(
+        self,
+        data: bytes,
+        units: Sequence[Marked | None],
+        origins: Sequence[Origin | None],
+        reviews: Sequence[Review | None],
+        *,
+        filename: str,
+        target_lang: str,
+    ) -> bytes:
         doc = _read(data, filename)
-        came = {id(unit): origin for unit, origin in zip(doc.units, origins, strict=False)}
+        came = {
+            id(unit): (origin, review)
+            for unit, origin, review in zip(doc.units, origins, reviews, strict=False)
+        }
         written = translated_units(doc.units, units, filename)
         if not written:
             return data
         for source, translated in written:
             target = _new_target(doc, source)
             _render(target, translated, source.natives)
-            _mark(doc, source, target, came.get(id(source)))
+            origin, review = came.get(id(source), (None, None))
+            _mark(doc, source, target, origin)
+            if review is not None and origin is not Origin.TM and origin is not None:
+                _review(doc, source, target, review)
+            if review is not None and review.confidence is not None and origin is not None:
+                _describe(doc, source, target, origin, review.confidence)
         _set_language(doc, target_lang)
         return serialize_xml(doc.tree, data)
 

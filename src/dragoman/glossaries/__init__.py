@@ -37,12 +37,12 @@ from dragoman.errors import (
     UnknownGlossary,
     UnsupportedPair,
 )
-from dragoman.glossaries.apply import Item, keep_terms
+from dragoman.glossaries.apply import Item, keep_terms, keep_terms_scored
 from dragoman.glossaries.entries import Limits, Row, check_name, checked, from_table
 from dragoman.glossaries.matching import Entry, Hit, Terms
 from dragoman.glossaries.store import Glossaries, SqlGlossaries
 from dragoman.languages import canonical
-from dragoman.models import Glossary, Job
+from dragoman.models import Glossary, Job, Output
 from dragoman.runtime import Runtime
 
 __all__ = ["Entry", "Glossaries", "Hit", "Item", "Terminology", "Terms", "keep_terms"]
@@ -196,13 +196,14 @@ class Terminology:
 
     async def translate(
         self, engine: str, pair: Pair, jobs: Sequence[tuple[Job, str]]
-    ) -> list[str]:
+    ) -> list[Output]:
         """One chunk of a worker's batch: each segment of ``jobs`` (its job, its text)
         translated in one engine call per kind (file jobs' segments carry inline codes; a
         job may ask for unknown words marked),
         keeping its job's glossary where that glossary is for ``pair`` (a job with ``auto``
-        has documents of other languages)."""
-        out: list[str] = [""] * len(jobs)
+        has documents of other languages); each with the model's confidence, and whether
+        terms were found in it."""
+        out: list[Output] = [Output("")] * len(jobs)
         for marked, marks in ((False, False), (True, False), (False, True), (True, True)):
             indices = [
                 i
@@ -212,11 +213,12 @@ class Terminology:
             if not indices:
                 continue
             items = [(jobs[i][1], await self._terms_of(jobs[i][0], pair)) for i in indices]
-            call = self._engines.translate_marked if marked else self._engines.translate
-            run = functools.partial(call, engine, pair, mark_unknown=marks)
-            done = await keep_terms(run, items, marked=marked)
-            for i, text in zip(indices, done, strict=True):
-                out[i] = text
+            run = functools.partial(
+                self._engines.translate_scored, engine, pair, markup=marked, mark_unknown=marks
+            )
+            done = await keep_terms_scored(run, items, marked=marked)
+            for i, output in zip(indices, done, strict=True):
+                out[i] = output
         return out
 
     async def _terms_of(self, job: Job, pair: Pair) -> Terms | None:

@@ -15,13 +15,16 @@ import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 
+from dragoman.engines.scores import Scored
 from dragoman.formats.markup import Marked, Token, parse_stored
 from dragoman.glossaries.masking import Masked, mask, unmask
 from dragoman.glossaries.matching import Hit, Terms, carry_case
+from dragoman.models import Output
 
 log = logging.getLogger(__name__)
 
 Translate = Callable[[list[str]], Awaitable[list[str]]]
+ScoredTranslate = Callable[[list[str]], Awaitable[list[Scored]]]
 Item = tuple[str, Terms | None]  # a segment and the terms it keeps (None: no glossary)
 
 
@@ -39,13 +42,27 @@ async def keep_terms(
     """Each segment translated by ``translate`` (one call, two when a fallback is needed)
     with its terms kept. ``marked``: segments in the stored form of inline codes, given to
     and taken from ``translate`` in that form."""
+
+    async def unscored(texts: list[str]) -> list[Scored]:
+        return [Scored(text) for text in await translate(texts)]
+
+    return [out.text for out in await keep_terms_scored(unscored, items, marked=marked)]
+
+
+async def keep_terms_scored(
+    translate: ScoredTranslate, items: Sequence[Item], *, marked: bool = False
+) -> list[Output]:
+    """``keep_terms`` through an engine that scores its outputs: each output with the
+    confidence of the engine output it was made from, and whether terms were found in it."""
     masks = [mask(_read(text, marked), terms) if terms else None for text, terms in items]
     # A segment without a term goes as it came.
     sent = [
         _write(m.sent, marked) if m and m.placeholders else text
         for m, (text, _) in zip(masks, items, strict=True)
     ]
-    results = await translate(sent)
+    translated = await translate(sent)
+    results = [text for text, _ in translated]
+    confidences = [confidence for _, confidence in translated]
     again: list[int] = []
     for i, found in enumerate(masks):
         if found is None or not found.placeholders:
@@ -56,16 +73,19 @@ async def keep_terms(
         else:
             results[i] = _write(back, marked)
     if again:
-        await _fall_back(translate, again, items, masks, results, marked)
-    return results
+        await _fall_back(translate, again, items, masks, (results, confidences), marked)
+    return [
+        Output(text, confidence, bool(m and m.placeholders))
+        for text, confidence, m in zip(results, confidences, masks, strict=True)
+    ]
 
 
 async def _fall_back(
-    translate: Translate,
+    translate: ScoredTranslate,
     indices: list[int],
     items: Sequence[Item],
     masks: Sequence[Masked | None],
-    results: list[str],
+    outputs: tuple[list[str], list[float | None]],
     marked: bool,
 ) -> None:
     """The segments at ``indices`` again, without placeholders, and their terms alone, in
@@ -80,11 +100,12 @@ async def _fall_back(
     out = await translate(sent)
     alone = {
         term: _read(text, marked).plain.strip()
-        for term, text in zip(terms, out[len(indices) :], strict=True)
+        for term, (text, _) in zip(terms, out[len(indices) :], strict=True)
     }
-    for i, text in zip(indices, out, strict=False):
+    results, confidences = outputs
+    for i, (text, confidence) in zip(indices, out, strict=False):
         segment, missed = substitute(_read(text, marked), hits[i], alone)
-        results[i] = _write(segment, marked)
+        results[i], confidences[i] = _write(segment, marked), confidence
         if missed:
             log.info(
                 "glossary: %d of %d terms not found in a segment's translation",

@@ -71,6 +71,7 @@ def _reused(job: Job, created: Created) -> None:
     """The job as stored: segments found in memories or the cache are done, and a job
     found whole succeeded when it was submitted (it is never dispatched)."""
     job.segments_done = created.found
+    job.segments_to_review = created.to_review
     if job.id in created.finished:
         job.status = JobStatus.SUCCEEDED
         job.finished_at = job.created_at

@@ -162,6 +162,8 @@ class FileJobs:
             translations=document.targets,
             target_lang=job.target_lang,
             origins=document.origins,
+            confidences=document.confidences,
+            review_below=job.options.review_below,
         )
         return TranslatedFile(translated_name(name, job.target_lang), fmt.media_type, content)
 

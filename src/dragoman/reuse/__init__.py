@@ -25,7 +25,7 @@ from datetime import timedelta
 from dragoman.engines import Engines
 from dragoman.errors import DragomanError, TransientError
 from dragoman.formats.markup import parse_stored, same_codes
-from dragoman.models import Document, Job, Pair
+from dragoman.models import Document, Job, Output, Pair
 from dragoman.reuse.keys import cache_key, memory_key
 from dragoman.reuse.matching import JobSegment, fit, job_segment
 from dragoman.reuse.store import CacheRows, CacheWrite, SqlCacheRows
@@ -79,10 +79,13 @@ class Reuse:
         forms: dict[int, JobSegment] = {}
         memory_keys: dict[int, bytes] = {}
         cache_keys: dict[int, bytes] = {}
+        cache_models: dict[int, tuple[str, str | None]] = {}
         for unit in units:
             pair = Pair(unit.source_lang, unit.target_lang)
             marks = job.options.mark_unknown
             version = self._version(unit.engine, pair, marks) if self.caches(job) else None
+            # What made a hit's entry: the key names the engine and its version.
+            made_by = (unit.engine, self._engines.model(unit.engine, pair) if version else None)
             first = unit.first_position or 0
             end = unit.end_position if unit.end_position is not None else len(segments)
             for position in range(first, end):
@@ -92,10 +95,12 @@ class Reuse:
                     memory_keys[position] = memory_key(pair.source, pair.target, form.form)
                 if version is not None:
                     cache_keys[position] = self._key(unit, version, pair, text)
+                    cache_models[position] = made_by
         return Prefill(
             memory_ids,
             memory_keys,
             cache_keys,
+            cache_models,
             lambda position, target: fit(segments[position], forms[position], target),
         )
 
@@ -177,18 +182,21 @@ class Reuse:
         )
 
     async def settle(
-        self, chunk: Sequence[tuple[Job | None, str]], outputs: list[str]
-    ) -> list[str]:
+        self, chunk: Sequence[tuple[Job | None, str]], outputs: list[Output]
+    ) -> list[Output]:
         """The outputs to write for ``chunk`` (``(job, source)``; job None: the job stopped,
-        its output is not kept): each acceptable new output is stored in the cache, first
-        write wins, and every output the cache holds comes back as stored. A store that is
-        away costs the cache only: the outputs come back as they were."""
+        its output is not kept): each acceptable new output is stored in the cache with its
+        confidence, first write wins, and every output the cache holds comes back as stored
+        (another's stored first comes without a confidence: this one's is not its own). A
+        store that is away costs the cache only: the outputs come back as they were."""
         if not self._settings.cache:
             return outputs
         keyed: list[tuple[int, bytes]] = []
         versions: dict[tuple[str, Pair, bool], str | None] = {}
         for i, ((job, source), output) in enumerate(zip(chunk, outputs, strict=True)):
-            if job is None or not job.options.use_cache or not _acceptable(job, source, output):
+            if job is None or not job.options.use_cache:
+                continue
+            if not _acceptable(job, source, output.text):
                 continue
             pair = Pair(job.source_lang, job.target_lang)
             which = (job.engine, pair, job.options.mark_unknown)
@@ -201,9 +209,10 @@ class Reuse:
             return outputs
         try:
             writes = [
-                CacheWrite(key, outputs[i], job.id, job.attempts)
+                CacheWrite(key, text, job.id, job.attempts, confidence, terms)
                 for i, key in keyed
                 if (job := chunk[i][0]) is not None
+                for text, confidence, terms in [outputs[i]]
             ]
             stored = await self._store.cache_put(writes, self._clock.now())
         except TransientError as exc:
@@ -211,7 +220,9 @@ class Reuse:
             return outputs
         settled = list(outputs)
         for i, key in keyed:
-            settled[i] = stored.get(key, settled[i])
+            target = stored.get(key, settled[i].text)
+            if target != settled[i].text:
+                settled[i] = Output(target, None, settled[i].terms)
         return settled
 
     async def trim(self) -> int:

@@ -42,6 +42,10 @@ class CacheWrite:
     target: str
     job_id: str | None = None
     attempt: int = 0
+    # What the model said of it (None: nothing), and whether the key's glossary had terms
+    # in the segment: a hit reports them as this translation did.
+    confidence: float | None = None
+    terms: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,7 +115,7 @@ class SqlCacheRows:
         found, stale = await self._db.reading(lambda conn: look_up(conn, keys, now))
         if stale:
             await self._db.writing(lambda conn: touch(conn, stale, now))
-        return found
+        return {key: hit.target for key, hit in found.items()}
 
     async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
         if not entries:
@@ -147,14 +151,23 @@ def _put(conn: Connection, entries: Sequence[CacheWrite], now: datetime) -> dict
     fenced = {(e.job_id, e.attempt) for e in entries if e.job_id is not None}
     current = _in_flight(conn, fenced) if fenced else set()
     kept = [e for e in entries if e.job_id is None or (e.job_id, e.attempt) in current]
-    rows = {e.key: e.target for e in kept}
+    rows = {e.key: e for e in kept}
     statement = _INSERTS[conn.dialect.name]
     for part in slices(sorted(rows)):
-        conn.execute(
-            statement,
-            [{"key": k, "target": rows[k], "created_at": now, "last_used_at": now} for k in part],
-        )
-    return find(conn, [e.key for e in entries], now)
+        conn.execute(statement, [_cache_row(rows[key], now) for key in part])
+    found = find(conn, [e.key for e in entries], now)
+    return {key: hit.target for key, hit in found.items()}
+
+
+def _cache_row(entry: CacheWrite, now: datetime) -> dict[str, Any]:
+    return {
+        "key": entry.key,
+        "target": entry.target,
+        "created_at": now,
+        "last_used_at": now,
+        "confidence": entry.confidence,
+        "terms": entry.terms,
+    }
 
 
 # First write wins: a key already stored keeps its target.

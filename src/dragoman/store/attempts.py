@@ -35,14 +35,20 @@ from dragoman.store import shards as family
 from dragoman.store.database import Database
 from dragoman.store.rows import DISPATCHABLE, IN_FLIGHT_VALUES, to_job
 from dragoman.store.tables import jobs, segments
-from dragoman.store.writes import ChunkWrite, Ending
+from dragoman.store.writes import ChunkWrite, Ending, under_review
 
 # One statement writes a chunk's translations, every job's at once. A column more per segment
 # (where a translation came from) is one more key in each row and one more bound value here.
 _WRITE_SEGMENT = (
     update(segments)
     .where(segments.c.job_id == bindparam("j"), segments.c.position == bindparam("p"))
-    .values(target=bindparam("t"))
+    .values(
+        target=bindparam("t"),
+        engine=bindparam("e"),
+        model=bindparam("m"),
+        terms=bindparam("g"),
+        confidence=bindparam("c"),
+    )
 )
 _NOW = bindparam("now", type_=jobs.c.heartbeat_at.type)
 _RUNNING: dict[str, Any] = {
@@ -108,9 +114,16 @@ def _build_beat(count: int) -> Any:
 
 def _build_write(count: int) -> Any:
     done = [(i, bindparam(f"d{k}", type_=Integer)) for k, i in enumerate(_ids(count))]
+    review = [(i, bindparam(f"r{k}", type_=Integer)) for k, i in enumerate(_ids(count))]
     return (
         _in_flight(count)
-        .values({**_RUNNING, "segments_done": jobs.c.segments_done + case(*done, value=jobs.c.id)})
+        .values(
+            {
+                **_RUNNING,
+                "segments_done": jobs.c.segments_done + case(*done, value=jobs.c.id),
+                "segments_to_review": jobs.c.segments_to_review + case(*review, value=jobs.c.id),
+            }
+        )
         .returning(jobs.c.id, jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position)
     )
 
@@ -264,23 +277,27 @@ def _write_chunk(conn: Connection, by_job: dict[str, ChunkWrite], now: datetime)
     # commit, so a retry cannot slip in between and both attempts write.
     _lock_plain(conn, by_job)
     wanted = {job_id: write.attempt for job_id, write in by_job.items()}
-    done = [len(write.results) for write in by_job.values()]
-    fenced = conn.execute(*_fenced("write", wanted, now, d=done)).all()
+    written = {job_id: write.rows() for job_id, write in by_job.items()}
+    done = [len(rows) for rows in written.values()]
+    review = [under_review(written[job_id], w.review_below) for job_id, w in by_job.items()]
+    fenced = conn.execute(*_fenced("write", wanted, now, d=done, r=review)).all()
     rows: list[dict[str, Any]] = []
-    kept: dict[str, int] = {}
+    kept: dict[str, list[dict[str, Any]]] = {}
     for unit in fenced:
-        results = by_job[unit.id].results
+        own = written[unit.id]
         if unit.parent_id is not None:
-            results = family.own_range(conn, unit, unit.id, results)
-            kept[unit.id] = len(results)
+            own = kept[unit.id] = family.own_range(conn, unit, own, by_job[unit.id].review_below)
         owner = unit.parent_id or unit.id
-        rows += [{"j": owner, "p": position, "t": text} for position, text in results]
+        rows += [{"j": owner, **row} for row in own]
     if rows:
         conn.execute(_WRITE_SEGMENT, rows)
     for unit in fenced:
         if unit.parent_id is not None:
-            attempt = by_job[unit.id].attempt
-            family.parent_running(conn, unit.parent_id, attempt, now, done=kept[unit.id])
+            write = by_job[unit.id]
+            to_review = under_review(kept[unit.id], write.review_below)
+            family.parent_running(
+                conn, unit.parent_id, write.attempt, now, len(kept[unit.id]), to_review
+            )
     return {unit.id for unit in fenced}
 
 

@@ -73,7 +73,15 @@ def _insert(conn: Connection, creations: list[Creation], doc_rows: list[_Row]) -
     # A job found whole finishes when it was submitted.
     prefill(conn, creations, max(c.job.created_at for c in creations))
     job_rows = _uniform([row for c in creations for row in c.job_rows], "finished_at")
-    seg_rows = _uniform([row for c in creations for row in c.seg_rows], "target", "origin")
+    seg_rows = _uniform(
+        [row for c in creations for row in c.seg_rows],
+        "target",
+        "origin",
+        "engine",
+        "model",
+        "terms",
+        "confidence",
+    )
     conn.execute(_JOBS, job_rows)
     if doc_rows:
         conn.execute(_DOCUMENTS, doc_rows)

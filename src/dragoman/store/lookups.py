@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import BindParameter, Connection, Select, bindparam, select, update
 
@@ -29,9 +29,19 @@ def _cached(count: int) -> Select[Any]:
     statement, or expanding an ``IN`` list at each execution, costs more than SQLite's read
     of a few keys."""
     keys: list[BindParameter[bytes]] = [bindparam(f"k{i}") for i in range(count)]
-    return select(segment_cache.c.key, segment_cache.c.target, segment_cache.c.last_used_at).where(
-        segment_cache.c.key.in_(keys)
+    cache = segment_cache.c
+    return select(cache.key, cache.target, cache.last_used_at, cache.confidence, cache.terms).where(
+        cache.key.in_(keys)
     )
+
+
+class Cached(NamedTuple):
+    """A cache entry: the engine's output, the model's confidence in it and whether the
+    key's glossary had terms in the segment (None: not known)."""
+
+    target: str
+    confidence: float | None
+    terms: bool | None
 
 
 _TOUCH = (
@@ -49,8 +59,8 @@ def slices(keys: Sequence[bytes]) -> list[Sequence[bytes]]:
     return [keys[i : i + KEYS_PER_QUERY] for i in range(0, len(keys), KEYS_PER_QUERY)]
 
 
-def find(conn: Connection, keys: Sequence[bytes], now: datetime) -> dict[bytes, str]:
-    """The cached targets of ``keys``; hits not used for ``REFRESH_S`` are marked used."""
+def find(conn: Connection, keys: Sequence[bytes], now: datetime) -> dict[bytes, Cached]:
+    """The cached entries of ``keys``; hits not used for ``REFRESH_S`` are marked used."""
     found, stale = look_up(conn, keys, now)
     touch(conn, stale, now)
     return found
@@ -58,14 +68,14 @@ def find(conn: Connection, keys: Sequence[bytes], now: datetime) -> dict[bytes, 
 
 def look_up(
     conn: Connection, keys: Sequence[bytes], now: datetime
-) -> tuple[dict[bytes, str], list[bytes]]:
-    """The cached targets of ``keys``, and the hits not marked used for ``REFRESH_S``."""
-    found: dict[bytes, str] = {}
+) -> tuple[dict[bytes, Cached], list[bytes]]:
+    """The cached entries of ``keys``, and the hits not marked used for ``REFRESH_S``."""
+    found: dict[bytes, Cached] = {}
     stale: list[bytes] = []
     before = now - timedelta(seconds=REFRESH_S)
     for part in slices(sorted(set(keys))):
         for row in conn.execute(_cached(len(part)), {f"k{i}": k for i, k in enumerate(part)}):
-            found[row.key] = row.target
+            found[row.key] = Cached(row.target, row.confidence, row.terms)
             used = aware(row.last_used_at)
             if used is not None and used < before:
                 stale.append(row.key)

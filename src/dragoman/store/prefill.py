@@ -18,8 +18,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from dragoman.models import Job, JobStatus, Origin
-from dragoman.store.lookups import find, matches
+from dragoman.models import Job, JobStatus, Origin, to_review
+from dragoman.store.lookups import Cached, find, matches
 
 _Row = dict[str, Any]
 
@@ -31,6 +31,8 @@ class Prefill:
     memory_ids: tuple[int, ...] = ()  # the first listed wins
     memory_keys: dict[int, bytes] = field(default_factory=dict)
     cache_keys: dict[int, bytes] = field(default_factory=dict)
+    # The engine and model of each cache key's entry (the key names both).
+    cache_models: dict[int, tuple[str, str | None]] = field(default_factory=dict)
     # A memory's target (stored form) made into the target of the segment at a position;
     # None when it does not fit.
     fit: Callable[[int, str], str | None] = lambda _position, target: target
@@ -43,6 +45,7 @@ class Created:
 
     found: int = 0
     finished: frozenset[str] = frozenset()
+    to_review: int = 0  # of those found, under the job's review_below
 
 
 @dataclass(slots=True)
@@ -74,7 +77,7 @@ def prefill(conn: Connection, creations: Sequence[Creation], now: datetime) -> N
 
 
 def _fill(
-    creation: Creation, in_memories: dict[tuple[int, bytes], str], in_cache: dict[bytes, str]
+    creation: Creation, in_memories: dict[tuple[int, bytes], str], in_cache: dict[bytes, Cached]
 ) -> None:
     ask = creation.prefill
     assert ask is not None
@@ -82,11 +85,14 @@ def _fill(
         position = row["position"]
         found = _from_memories(ask, position, in_memories)
         if found is not None:
-            row["target"], row["origin"] = found, Origin.TM.value
+            row.update(target=found, origin=Origin.TM.value, terms=False)
             continue
         key = ask.cache_keys.get(position)
         if key is not None and key in in_cache:
-            row["target"], row["origin"] = in_cache[key], Origin.CACHE.value
+            hit = in_cache[key]
+            engine, model = ask.cache_models.get(position, (None, None))
+            row.update(target=hit.target, origin=Origin.CACHE.value, engine=engine, model=model)
+            row.update(terms=hit.terms, confidence=hit.confidence)
 
 
 def _from_memories(
@@ -109,10 +115,17 @@ def _settle(creation: Creation, now: datetime) -> None:
     is stored succeeded, and a parent whose shards all are, too."""
     done = sorted(row["position"] for row in creation.seg_rows if row.get("target") is not None)
     job_row, *shard_rows = creation.job_rows
+    review = sorted(
+        row["position"]
+        for row in creation.seg_rows
+        if to_review(row.get("confidence"), job_row["review_below"])
+    )
     for row in shard_rows:
         row["segments_done"] = _count(done, row["first_position"], row["end_position"])
+        row["segments_to_review"] = _count(review, row["first_position"], row["end_position"])
         _finish_if_done(row, now)
     job_row["segments_done"] = len(done)
+    job_row["segments_to_review"] = len(review)
     if shard_rows:
         if all(row["status"] == JobStatus.SUCCEEDED.value for row in shard_rows):
             job_row.update(status=JobStatus.SUCCEEDED.value, finished_at=now)
@@ -135,4 +148,6 @@ def outcome(creation: Creation) -> Created:
     finished = frozenset(
         row["id"] for row in creation.job_rows if row["status"] == JobStatus.SUCCEEDED.value
     )
-    return Created(found=job_row["segments_done"], finished=finished)
+    return Created(
+        found=job_row["segments_done"], finished=finished, to_review=job_row["segments_to_review"]
+    )

@@ -22,6 +22,10 @@ def _translated(doc: Any, rows: list[Any], with_sources: bool) -> Translated:
         targets=[row.target for row in rows],
         origins=[origin_of(row) for row in rows],
         sources=[row.source for row in rows] if with_sources else None,
+        engines=[row.engine for row in rows],
+        models=[row.model for row in rows],
+        terms=[None if row.target is None else bool(row.terms) for row in rows],
+        confidences=[row.confidence for row in rows],
     )
 
 
@@ -29,7 +33,8 @@ def _translated(doc: Any, rows: list[Any], with_sources: bool) -> Translated:
 def _segments_query(with_sources: bool, bounded: bool) -> Select[Any]:
     """The job's segments from ``:first`` (to ``:end`` when ``bounded``), built once per
     shape: building a statement costs more than SQLite's read."""
-    columns = [segments.c.target, segments.c.origin]
+    columns = [segments.c.target, segments.c.origin, segments.c.engine, segments.c.model]
+    columns += [segments.c.terms, segments.c.confidence]
     if with_sources:
         columns.append(segments.c.source)
     query = select(*columns).where(

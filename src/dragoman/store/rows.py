@@ -73,8 +73,10 @@ def to_job(row: Any) -> Job:
             document_key=row.document_key,
             mark_unknown=bool(row.mark_unknown),
             idempotency_key=row.idempotency_key,
+            review_below=row.review_below,
         ),
         characters=row.characters,
+        segments_to_review=row.segments_to_review,
     )
 
 
@@ -107,6 +109,8 @@ def job_row(job: Job) -> dict[str, Any]:
         "mark_unknown": options.mark_unknown,
         "idempotency_key": options.idempotency_key,
         "characters": job.characters,
+        "review_below": options.review_below,
+        "segments_to_review": job.segments_to_review,
     }
 
 

@@ -20,6 +20,7 @@ from sqlalchemy import Connection, case, func, or_, select, update
 from dragoman.models import JobError, JobStatus
 from dragoman.store.rows import UNFINISHED_VALUES
 from dragoman.store.tables import jobs
+from dragoman.store.writes import under_review
 
 
 def lock_shards(conn: Connection, parent_id: Any) -> list[str]:
@@ -68,9 +69,15 @@ def parent_submitted(conn: Connection, parent_id: str, attempt: int, now: dateti
 
 
 def parent_running(
-    conn: Connection, parent_id: str, attempt: int, now: datetime, done: int = 0
+    conn: Connection,
+    parent_id: str,
+    attempt: int,
+    now: datetime,
+    done: int = 0,
+    to_review: int = 0,
 ) -> None:
-    """A shard runs (and translated ``done`` more segments): so does its parent."""
+    """A shard runs (and translated ``done`` more segments, ``to_review`` of them under
+    its ``review_below``): so does its parent."""
     query = unfinished(parent_id)
     if not done:
         # Most heartbeats change nothing on the parent: skip the write and its row lock.
@@ -83,25 +90,27 @@ def parent_running(
             started_at=func.coalesce(jobs.c.started_at, now),
             attempts=_at_least(attempt),
             segments_done=jobs.c.segments_done + done,
+            segments_to_review=jobs.c.segments_to_review + to_review,
         )
     )
 
 
 def own_range(
-    conn: Connection,
-    shard: Any,
-    shard_id: str,
-    results: Sequence[tuple[int, str]],
-) -> Sequence[tuple[int, str]]:
-    """The results inside the range of ``shard`` (its fenced row); the others, already
-    counted done on it, are taken off its count again."""
-    kept = [r for r in results if shard.first_position <= r[0] < shard.end_position]
-    if len(kept) != len(results):
-        strays = len(results) - len(kept)
+    conn: Connection, shard: Any, rows: Sequence[dict[str, Any]], review_below: float | None
+) -> list[dict[str, Any]]:
+    """The segment rows (``ChunkWrite.rows``) inside the range of ``shard`` (its fenced
+    row); the others, already counted on it, are taken off its counts again."""
+    inside = [shard.first_position <= r["p"] < shard.end_position for r in rows]
+    kept = [r for r, ok in zip(rows, inside, strict=True) if ok]
+    if len(kept) != len(rows):
+        strays = [r for r, ok in zip(rows, inside, strict=True) if not ok]
         conn.execute(
             update(jobs)
-            .where(jobs.c.id == shard_id)
-            .values(segments_done=jobs.c.segments_done - strays)
+            .where(jobs.c.id == shard.id)
+            .values(
+                segments_done=jobs.c.segments_done - len(strays),
+                segments_to_review=jobs.c.segments_to_review - under_review(strays, review_below),
+            )
         )
     return kept
 

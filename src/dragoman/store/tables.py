@@ -67,6 +67,10 @@ jobs = Table(
     # The Idempotency-Key it was submitted with: a retry finds the job even when the
     # first request's answer was lost with its process.
     Column("idempotency_key", String(255)),
+    # Translations below this confidence are to be reviewed (null: no threshold), and how
+    # many of those are stored so far, kept as chunks are written (as segments_done).
+    Column("review_below", Float),
+    Column("segments_to_review", Integer, nullable=False, default=0, server_default=text("0")),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),
@@ -114,6 +118,13 @@ segments = Table(
     Column("source", Text, nullable=False),
     Column("target", Text),
     Column("origin", String(8)),  # ``Origin`` of the target; null until translated
+    # What made the target (null for a memory match, and for a target stored before 0016):
+    # the engine and its model, whether the job's glossary had terms in the segment, and
+    # the model's confidence (null where the engine gives none).
+    Column("engine", String(64)),
+    Column("model", Text),
+    Column("terms", Boolean),
+    Column("confidence", Float),
 )
 
 leases = Table(
@@ -205,6 +216,10 @@ segment_cache = Table(
     Column("target", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("last_used_at", DateTime(timezone=True), nullable=False),
+    # What the model said of the target, and whether the key's glossary had terms in the
+    # segment: a hit reports them as the first translation did (null: not known).
+    Column("confidence", Float),
+    Column("terms", Boolean),
     Index("ix_segment_cache_last_used_at", "last_used_at"),
 )
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 
 from dragoman.engines import Engines, Pair
-from dragoman.models import Job
+from dragoman.models import Job, Output
 
 # What a segment is to an engine: text with inline codes or not, unknown words marked or not.
 KINDS = ((True, False), (False, False), (True, True), (False, True))
@@ -19,16 +19,17 @@ def kind(job: Job) -> tuple[bool, bool]:
 # A chunk's segments: each with its job (which says whether the text carries inline codes,
 # and which glossary it keeps).
 Items = Sequence[tuple[Job, str]]
-WithTerms = Callable[[str, Pair, Items], Awaitable[list[str]]]
+WithTerms = Callable[[str, Pair, Items], Awaitable[list[Output]]]
 
 
 async def translate_chunk(
     engines: Engines, with_terms: WithTerms, engine: str, pair: Pair, items: Items
-) -> list[str]:
+) -> list[Output]:
     """One engine batch per kind (``KINDS``). A segment repeated in the chunk (same text,
     same kind, same glossary) is translated once and its translation copied to every
     occurrence: each segment's translation is the one it gets alone, so the copies are
-    exact (for a neural engine, the first result wins, and repeats stay consistent)."""
+    exact (for a neural engine, the first result wins, and repeats stay consistent). Each
+    comes with the model's confidence in it, where the engine gives one."""
     keys = [
         (job.options.markup, job.options.mark_unknown, job.options.glossary, text)
         for job, text in items
@@ -44,17 +45,18 @@ async def translate_chunk(
 
 async def _translate(
     engines: Engines, with_terms: WithTerms, engine: str, pair: Pair, items: Items
-) -> list[str]:
+) -> list[Output]:
     if any(job.options.glossary for job, _ in items):
         return await with_terms(engine, pair, items)
-    out: list[str] = [""] * len(items)
+    out: list[Output] = [Output("")] * len(items)
     for markup, marks in KINDS:
         indices = [i for i, (job, _) in enumerate(items) if kind(job) == (markup, marks)]
         if not indices:
             continue
-        translate = engines.translate_marked if markup else engines.translate
         texts = [items[i][1] for i in indices]
-        outputs = await translate(engine, pair, texts, mark_unknown=marks)
-        for i, text in zip(indices, outputs, strict=True):
-            out[i] = text
+        outputs = await engines.translate_scored(
+            engine, pair, texts, markup=markup, mark_unknown=marks
+        )
+        for i, (text, confidence) in zip(indices, outputs, strict=True):
+            out[i] = Output(text, confidence)
     return out

@@ -32,7 +32,7 @@ from dragoman.messages import (
     work_queue,
     worker_queue,
 )
-from dragoman.models import Job, JobError, JobStatus, Pool
+from dragoman.models import Job, JobError, JobStatus, Output, Pool
 from dragoman.reuse import Reuse
 from dragoman.runtime import Runtime
 from dragoman.store import ChunkWrite
@@ -261,12 +261,13 @@ class BatchWorker:
         sources = await self._stored(self._store.sources_many, [u.job.id for u in units])
         pending = [(u, position, text) for u in units for position, text in sources[u.job.id]]
         size = self._settings.chunk_size(self.pool)
+        model = self._engines.model(engine, pair) if pending else None
         for start in range(0, len(pending), size):
             chunk = [item for item in pending[start : start + size] if not item[0].stopped]
             if not chunk:
                 continue
             began = time.perf_counter()
-            texts = await translate_chunk(
+            outputs = await translate_chunk(
                 self._engines,
                 self._terminology.translate,
                 engine,
@@ -276,21 +277,27 @@ class BatchWorker:
             self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
             self._registration.tally.batch(len(chunk))
             # Segment cache (reuse): the new outputs are stored, the first stored one wins.
-            texts = await self._reuse.settle(
-                [(None if unit.stopped else unit.job, text) for unit, _, text in chunk], texts
+            outputs = await self._reuse.settle(
+                [(None if unit.stopped else unit.job, text) for unit, _, text in chunk], outputs
             )
-            await self._write(chunk, texts)
+            await self._write(chunk, outputs, (engine, model))
             if all(unit.stopped for unit in units):
                 raise _Stopped
 
-    async def _write(self, chunk: list[tuple[_Unit, int, str]], texts: list[str]) -> None:
-        """Commits a chunk's translations, every job's in one transaction, each fenced by its
-        own attempt; a job whose attempt is no longer current drops out of the batch."""
-        per_unit: dict[str, tuple[_Unit, list[tuple[int, str]]]] = {}
-        for (unit, position, _), out in zip(chunk, texts, strict=True):
+    async def _write(
+        self,
+        chunk: list[tuple[_Unit, int, str]],
+        outputs: list[Output],
+        made_by: tuple[str, str | None],
+    ) -> None:
+        """Commits a chunk's translations, with what made them (``made_by``: the engine and
+        its model), every job's in one transaction, each fenced by its own attempt; a job
+        whose attempt is no longer current drops out of the batch."""
+        per_unit: dict[str, tuple[_Unit, list[tuple[int, Output]]]] = {}
+        for (unit, position, _), out in zip(chunk, outputs, strict=True):
             per_unit.setdefault(unit.job.id, (unit, []))[1].append((position, out))
         live = [(unit, results) for unit, results in per_unit.values() if not unit.stopped]
-        writes = [ChunkWrite(unit.job.id, unit.attempt, results) for unit, results in live]
+        writes = [_chunk_write(unit, results, made_by) for unit, results in live]
         written = await self._stored(self._store.write_chunk, writes, self._clock.now())
         for unit, results in live:
             if unit.job.id in written:
@@ -319,3 +326,19 @@ class BatchWorker:
             if all(unit.stopped for unit in units):
                 work.cancel()
                 return
+
+
+def _chunk_write(
+    unit: _Unit, results: list[tuple[int, Output]], made_by: tuple[str, str | None]
+) -> ChunkWrite:
+    engine, model = made_by
+    return ChunkWrite(
+        unit.job.id,
+        unit.attempt,
+        [(position, out.text) for position, out in results],
+        engine=engine,
+        model=model,
+        confidences=[out.confidence for _, out in results],
+        terms=[out.terms for _, out in results],
+        review_below=unit.job.options.review_below,
+    )

@@ -22,6 +22,7 @@ from dragoman.api.v1.schemas import (
     MAX_MEMORIES,
     MEMORY_LIST_PATTERN,
     MEMORY_NAME_PATTERN,
+    REVIEW_BELOW,
     Absent,
     Language,
     SourceLanguage,
@@ -88,6 +89,9 @@ class FilesForm(BaseModel):
         description="'true': words the engine does not know come back marked ('*word')",
         json_schema_extra={"enum": ["true", "false"]},
     )
+    review_below: Annotated[float, Field(ge=0, le=1)] | Absent = Field(
+        None, description=REVIEW_BELOW
+    )
 
     @field_validator("segmentation")
     @classmethod
@@ -126,6 +130,7 @@ class FilesForm(BaseModel):
             glossary=self.glossary,
             use_cache=self.cache == "true",
             mark_unknown=self.mark_unknown == "true",
+            review_below=self.review_below,
         )
 
 

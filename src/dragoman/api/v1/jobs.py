@@ -27,7 +27,7 @@ from dragoman.api.v1.schemas import (
 from dragoman.formats.tmx import MEDIA_TYPE as TMX_MEDIA_TYPE
 from dragoman.jobs import CURSOR_PATTERN
 from dragoman.jobs.events import ID_PATTERN, KINDS, Cursor, Event, follow
-from dragoman.models import Document, JobStatus
+from dragoman.models import Document, Job, JobStatus, Translated, to_review
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 MAX_WAIT_S = 60
@@ -228,17 +228,27 @@ async def get_result(job_id: str, service: Service, tenant: Tenant) -> Response:
     result = JobResult(
         id=job.id,
         status=job.status,
-        documents=[
-            DocumentResult(
-                name=doc.name,
-                source_lang=doc.source_lang or job.source_lang,
-                segments=doc.targets,
-                origins=doc.origins,
-            )
-            for doc in documents
-        ],
+        documents=[_document_result(job, doc) for doc in documents],
     )
     return written(result)
+
+
+def _document_result(job: Job, doc: Translated) -> DocumentResult:
+    threshold = job.options.review_below
+    review = None
+    if threshold is not None:
+        review = [i for i, c in enumerate(doc.confidences) if to_review(c, threshold)]
+    return DocumentResult(
+        name=doc.name,
+        source_lang=doc.source_lang or job.source_lang,
+        segments=doc.targets,
+        origins=doc.origins,
+        engines=doc.engines,
+        models=doc.models,
+        glossary_terms=doc.terms,
+        confidences=doc.confidences,
+        review=review,
+    )
 
 
 @router.get(

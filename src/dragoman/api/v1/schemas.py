@@ -129,6 +129,16 @@ UseCache = Annotated[
 ]
 
 
+REVIEW_BELOW = (
+    "A confidence from 0 to 1: the translations the model is less sure of are to be "
+    "reviewed (counted in segments_to_review, listed in the result's review, marked in "
+    "XLIFF files); absent: no threshold"
+)
+ReviewBelow = Annotated[
+    float | None, Field(ge=0, le=1, strict=True, description=REVIEW_BELOW, examples=[0.5])
+]
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -169,6 +179,7 @@ class JobIn(_Strict):
     glossary: GlossaryId = None
     cache: UseCache = True
     mark_unknown: MarkUnknown = False
+    review_below: ReviewBelow = None
 
     def pair(self) -> Pair:
         return Pair(source_of(self.source_lang), canonical(self.target_lang))
@@ -182,6 +193,7 @@ class JobIn(_Strict):
             glossary=self.glossary,
             use_cache=self.cache,
             mark_unknown=self.mark_unknown,
+            review_below=self.review_below,
         )
 
 
@@ -248,6 +260,11 @@ class JobOut(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     error: ErrorBody | None
+    review_below: float | None = Field(description="The job's threshold; null: none")
+    segments_to_review: int | None = Field(
+        description="Translated segments whose confidence is below review_below, so far; "
+        "null without a threshold"
+    )
 
     @classmethod
     def of(cls, job: Job) -> JobOut:
@@ -267,6 +284,8 @@ class JobOut(BaseModel):
             started_at=job.started_at,
             finished_at=job.finished_at,
             error=ErrorBody(code=job.error.code, message=job.error.message) if job.error else None,
+            review_below=job.options.review_below,
+            segments_to_review=None if job.options.review_below is None else job.segments_to_review,
         )
 
 
@@ -281,6 +300,24 @@ class DocumentResult(BaseModel):
     segments: list[str | None]
     origins: list[Origin | None] = Field(
         description="Where each translation came from: mt, cache or tm (null: not yet)"
+    )
+    engines: list[str | None] = Field(
+        description="The engine that made each translation (null: a memory match, or not yet)"
+    )
+    models: list[str | None] = Field(
+        description="Its model: the installed package's version (as /v1/models lists it), "
+        "else the engine's version of the pair (null: a memory match, or not yet)"
+    )
+    glossary_terms: list[bool | None] = Field(
+        description="Whether the job's glossary had terms in each segment (null: not yet)"
+    )
+    confidences: list[Annotated[float, Field(ge=0, le=1)] | None] = Field(
+        description="The model's confidence in each translation: the mean probability of "
+        "its tokens, 0 to 1 (null: an engine that gives none, a memory match, or not yet)"
+    )
+    review: list[int] | None = Field(
+        description="The indexes in segments of the translations below the job's "
+        "review_below, in order (null: the job has no threshold)"
     )
 
 
