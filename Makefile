@@ -83,6 +83,7 @@ bench: apertium venv
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/autoscale_sim.py --no-sweep
 	$(BIN)/python bench/autoscale_sim.py --no-sweep --startup 1.4 2.0 --pair-load 0.5 --name autoscale_sim_process
+	$(BIN)/python bench/deadlines_sim.py
 
 # Every main benchmark, small (about 90 s on 2 cores), compared with bench/results/baseline.json;
 # timings never fail it. See docs/performance.md.

@@ -2,7 +2,8 @@
 distributed deployment shows the same figures (each process's ``/metrics`` has only its own).
 
 Per pool: the workers the scaler wants and has (it publishes them), the live and busy ones
-(the worker registry), the jobs queued and in flight, what the live workers have translated
+(the worker registry), the jobs queued and in flight, those at risk of missing their
+deadline (the watchdog publishes them), what the live workers have translated
 and in how many engine calls (each worker's counters, in its registry row), the watchdog's
 warm routing (it publishes it); and the newest failed jobs with their reasons.
 
@@ -54,6 +55,7 @@ class PoolView:
     workers: list[WorkerInfo]
     queued: int
     in_flight: int
+    at_risk: int
     routed_warm: int
     routed_total: int
     rate: list[RatePoint]
@@ -125,6 +127,7 @@ class Fleet:
             workers=workers,
             queued=counts[JobStatus.QUEUED],
             in_flight=counts[JobStatus.SUBMITTED] + counts[JobStatus.RUNNING],
+            at_risk=figure("jobs_at_risk") or 0,
             routed_warm=figure("routed_warm") or 0,
             routed_total=figure("routed_total") or 0,
             rate=self.rate(pool),

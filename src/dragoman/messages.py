@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from dragoman.models import Job, JobError, JobStatus, Pool, Priority
@@ -48,6 +49,16 @@ def model_key(job: Job) -> str:
     return f"{job.engine}:{job.source_lang}-{job.target_lang}"
 
 
+def _moment(value: Any) -> datetime | None:
+    """An ISO 8601 time with its offset, or None."""
+    if value is None:
+        return None
+    moment = datetime.fromisoformat(str(value))
+    if moment.tzinfo is None:
+        raise ValueError(f"{value!r} has no time zone")
+    return moment
+
+
 def _malformed(kind: str, body: Body, exc: Exception) -> ValueError:
     return ValueError(f"malformed {kind} message {body!r}: {exc}")
 
@@ -65,6 +76,7 @@ class Queued:
     # Alone: a retried job (so that a bad job cannot fail its batch mates again) and a
     # shard (shards of one job are meant to run in parallel on several workers).
     alone: bool = False
+    deadline: datetime | None = None  # the job's, which orders a tenant's jobs
 
     @classmethod
     def of(cls, job: Job) -> Queued:
@@ -76,10 +88,11 @@ class Queued:
             batch_key=model_key(job),
             segments=job.segments_total,
             alone=job.attempts > 0 or job.is_shard,
+            deadline=job.options.deadline,
         )
 
     def to_body(self) -> Body:
-        return {
+        body: Body = {
             "type": "queued",
             "job_id": self.job_id,
             "pool": self.pool.value,
@@ -89,6 +102,9 @@ class Queued:
             "segments": self.segments,
             "alone": self.alone,
         }
+        if self.deadline is not None:
+            body["deadline"] = self.deadline.isoformat()
+        return body
 
     @classmethod
     def from_body(cls, body: Body) -> Queued:
@@ -101,6 +117,7 @@ class Queued:
                 batch_key=str(body.get("batch_key", "")),
                 segments=int(body.get("segments", 0)),
                 alone=bool(body.get("alone", False)),
+                deadline=_moment(body.get("deadline")),
             )
         except (KeyError, ValueError, TypeError) as exc:
             raise _malformed("queued", body, exc) from None

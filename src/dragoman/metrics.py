@@ -88,6 +88,12 @@ class Metrics:
             buckets=(1, 2, 4, 8, 16, 32, 64),
             registry=self.registry,
         )
+        self.jobs_at_risk = Gauge(
+            "dragoman_jobs_at_risk",
+            "Jobs and shards waiting or running that will miss their deadline, as predicted",
+            ["pool"],
+            registry=self.registry,
+        )
         self.gpu_fallbacks = Counter(
             "dragoman_gpu_fallbacks",
             "GPU jobs moved to the CPU pool because no GPU worker was there",

@@ -169,6 +169,8 @@ class JobOptions:
     # Translations whose confidence is below this (0 to 1) are to be reviewed; None: no
     # threshold, nothing counted.
     review_below: float | None = None
+    # When the client needs it done (UTC): within a tenant's turn, earliest first.
+    deadline: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -207,6 +209,9 @@ class Job:
     characters: int | None = None
     # Segments stored so far whose confidence is below ``options.review_below``.
     segments_to_review: int = 0
+    # When the watchdog last predicted it would end; None: not predicted (no speed measured
+    # in its pool yet).
+    eta_at: datetime | None = None
 
     # Read-only views of ``options`` for the feature code that reads them (reuse,
     # glossaries, webhooks); new code reads ``job.options``.
@@ -217,6 +222,21 @@ class Job:
     @property
     def is_parent(self) -> bool:
         return self.shards > 0
+
+    def eta_s(self, now: datetime) -> float | None:
+        """Seconds until it should end, as last predicted; None once it ended or while
+        nothing is predicted."""
+        if self.status.finished or self.eta_at is None:
+            return None
+        return max(0.0, (self.eta_at - now).total_seconds())
+
+    def at_risk(self, now: datetime) -> bool:
+        """Whether an unfinished job with a deadline will miss it: the deadline passed, or
+        it is predicted to end after it."""
+        deadline = self.options.deadline
+        if deadline is None or self.status.finished:
+            return False
+        return now > deadline or (self.eta_at is not None and self.eta_at > deadline)
 
 
 class RelayStatus(StrEnum):

@@ -25,7 +25,7 @@ import time
 import uuid
 from collections.abc import Callable
 from datetime import timedelta
-from typing import Unpack
+from typing import Any, Unpack
 
 from dragoman.api.v1.schemas import JobOut
 from dragoman.engines import Engines, open_engines
@@ -33,7 +33,7 @@ from dragoman.errors import TransientError
 from dragoman.front import Front, Serving
 from dragoman.glossaries import Terminology
 from dragoman.jobs import BusIntake, LocalIntake
-from dragoman.models import IN_FLIGHT, Pool, WorkerInfo
+from dragoman.models import IN_FLIGHT, Job, Pool, WorkerInfo
 from dragoman.programs import Distributed
 from dragoman.queue import BatchRequestsQueue
 from dragoman.reuse import Reuse
@@ -49,6 +49,11 @@ from dragoman.worker import BatchWorker
 log = logging.getLogger(__name__)
 
 WATCHDOG_LEASE = "watchdog"
+
+
+def _rendered(job: Job, runtime: Runtime) -> dict[str, Any]:
+    """A job as ``GET /v1/jobs/{id}`` shows it now: a notification's ``data``."""
+    return JobOut.of(job, now=runtime.clock.now()).model_dump(mode="json")
 
 
 class _Dispatch:
@@ -67,7 +72,7 @@ class _Dispatch:
             queue=self.queue,
             on_dispatch=on_dispatch,
             reload_each_sweep=reload_each_sweep,
-            notifier=Notifier(runtime, render=lambda job: JobOut.of(job).model_dump(mode="json")),
+            notifier=Notifier(runtime, render=lambda job: _rendered(job, runtime)),
         )
         self._metrics = runtime.metrics
 

@@ -28,6 +28,9 @@ JOB_FIELDS = {
     "error",
     "review_below",
     "segments_to_review",
+    "deadline",
+    "eta_seconds",
+    "at_risk",
 }
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|\+00:00)$")
 

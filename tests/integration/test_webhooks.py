@@ -9,6 +9,7 @@ import base64
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -263,6 +264,33 @@ async def test_a_job_without_a_callback_is_not_announced(
     await receiver.got(1)
     assert await SqlDeliveries(running.store.database).deliveries(job_id) == []
     assert job_id not in {r.payload["data"]["id"] for r in receiver.received}
+
+
+async def test_a_job_that_will_miss_its_deadline_is_warned_once_before_its_end(
+    make_service: Make, receivers: Receivers, scripted_engine: ScriptedEngine
+) -> None:
+    receiver = await receivers()
+    running = await make_service()
+    scripted_engine.release.clear()  # the job stays running, past its deadline
+    overdue = (datetime.now(UTC) - timedelta(minutes=1)).isoformat()
+    body = job_body("late", callback_url=receiver.url, deadline=overdue)
+    response = await running.client.post("/v1/jobs", json=body)
+    assert response.status_code == 202, response.text
+    job_id = response.json()["id"]
+    (warning,) = await receiver.got(1)
+    assert warning.payload["type"] == "job.at_risk"
+    data = warning.payload["data"]
+    assert (data["id"], data["at_risk"], data["finished_at"]) == (job_id, True, None)
+    assert data["deadline"] == response.json()["deadline"]
+    await asyncio.sleep(0.5)  # many rounds of the notifier: still one warning
+    assert len(receiver.received) == 1
+    scripted_engine.release.set()
+    _, end = await receiver.got(2)
+    assert end.payload["type"] == "job.succeeded"
+    assert end.payload["data"]["at_risk"] is False
+    assert end.headers["webhook-id"] != warning.headers["webhook-id"]
+    events = {d.event for d in await SqlDeliveries(running.store.database).deliveries(job_id)}
+    assert events == {"job.at_risk", "job.succeeded"}
 
 
 async def test_a_pending_delivery_survives_a_restart(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -57,11 +58,14 @@ def client(server: Server) -> Iterator[httpx.Client]:
         yield made
 
 
-def submit(client: httpx.Client, segments: list[str], pair: tuple[str, str] = ("en", "es")) -> str:
+def submit(
+    client: httpx.Client, segments: list[str], pair: tuple[str, str] = ("en", "es"), **extra: Any
+) -> str:
     body = {
         "source_lang": pair[0],
         "target_lang": pair[1],
         "documents": [{"name": "a.txt", "segments": segments}],
+        **extra,
     }
     response = client.post("/v1/jobs", json=body)
     assert response.status_code == 202, response.text
@@ -93,6 +97,7 @@ def metrics(client: httpx.Client) -> dict[str, float]:
         "workers-busy": total("dragoman_workers_busy", pool="cpu"),
         "jobs-queued": total("dragoman_queue_depth", pool="cpu"),
         "jobs-in-flight": total("dragoman_in_flight", pool="cpu"),
+        "jobs-at-risk": total("dragoman_jobs_at_risk", pool="cpu"),
         "segments-translated": total("dragoman_segments_translated_total", pool="cpu"),
         "batches": batches,
         "batch-mean": total("dragoman_engine_batch_size_sum") / batches,
@@ -116,7 +121,14 @@ def shown(region: Locator) -> dict[str, float]:
     }
 
 
-GAUGES = ("workers-desired", "workers-current", "workers-busy", "jobs-queued", "jobs-in-flight")
+GAUGES = (
+    "workers-desired",
+    "workers-current",
+    "workers-busy",
+    "jobs-queued",
+    "jobs-in-flight",
+    "jobs-at-risk",
+)
 # Shown rounded to 0.1 and to 1 %: JavaScript and Python may round a half differently.
 TOLERANCE = {"batch-mean": 0.051, "routing-ratio": 0.51}
 
@@ -170,6 +182,28 @@ def test_the_dashboard_numbers_are_those_of_metrics(
     expect(failures).to_contain_text("engine_error")
     expect(failures).to_contain_text("apertium pipeline exited")
     assert_accessible(page)
+
+
+def test_jobs_at_risk_of_missing_their_deadline_are_counted_and_marked(
+    server: Server, client: httpx.Client, open_tab: Callable[..., Tab]
+) -> None:
+    overdue = (datetime.now(UTC) - timedelta(minutes=5)).isoformat()
+    late = submit(client, [f"Sentence {n} comes late." for n in range(30_000)], deadline=overdue)
+    page = open_tab(server.url + "/dashboard").page
+    expect(page.get_by_role("region", name="Pool gpu")).to_be_visible()
+
+    def counted(expected: int) -> Any:
+        found = matching(page, client, ("jobs-at-risk",))
+        return found if found and found["dashboard"]["jobs-at-risk"] == expected else None
+
+    wait_for(lambda: counted(1), 20, "the dashboard to count the job at risk")
+    jobs = open_tab(server.url + "/jobs").page
+    row = jobs.locator(f'tr[data-id="{late}"]')
+    expect(row).to_contain_text("at risk")
+    assert_accessible(jobs)
+    client.delete(f"/v1/jobs/{late}")
+    wait_for(lambda: counted(0), 20, "the count to fall back once the job ended")
+    expect(row).not_to_contain_text("at risk")
 
 
 def test_a_failed_job_page_gives_the_reason_as_the_api_words_it(

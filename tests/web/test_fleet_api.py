@@ -63,7 +63,7 @@ async def test_the_fleet_counts_what_the_workers_translated(make_client: Any) ->
     assert cpu["workers"]["desired"] >= 1 and cpu["workers"]["current"] >= 1
     assert cpu["workers"]["live"] == len(cpu["registered"]) >= 1
     assert cpu["workers"]["max"] == 1
-    assert cpu["jobs"] == {"queued": 0, "in_flight": 0}
+    assert cpu["jobs"] == {"queued": 0, "in_flight": 0, "at_risk": 0}
     assert cpu["batches"]["count"] >= 1
     assert cpu["batches"]["segments"] == 3
     assert cpu["routing"]["total"] >= 1

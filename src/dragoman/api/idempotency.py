@@ -149,7 +149,7 @@ def _job_answer(service: ApiParts, tenant: str | None, key: str) -> Recover:
         if job_id is None:
             return None
         job = await service.manager.get(job_id, tenant)
-        body = JobOut.of(job)
+        body = JobOut.of(job, now=service.manager.now())
         content = body.__pydantic_serializer__.to_json(body, by_alias=True)
         return Answer(202, "application/json", f"/v1/jobs/{job.id}", content)
 

@@ -102,6 +102,10 @@ class BatchRequestsManager:
         self._reuse = reuse
         self.waits = JobWaits(self._store.progress_many)
 
+    def now(self) -> datetime:
+        """The time of this service's clock: what a job's ETA is counted from."""
+        return self._clock.now()
+
     def route(self, segments: int, engine: Engine) -> Pool:
         """The pool a job of ``segments`` by ``engine`` goes to (``shards.route``)."""
         return route(self._settings, segments, engine)

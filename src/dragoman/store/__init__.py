@@ -172,6 +172,13 @@ class Jobs(Protocol):
         """Submitted units no worker claimed since ``submitted_before`` (last (re)submission)."""
         ...
 
+    async def set_etas(self, etas: Mapping[str, datetime | None]) -> set[str]:
+        """Records each unit's predicted end (None: unknown), and each of their parents' the
+        latest of its unfinished shards' (None while one of them has none): the ids written.
+        A row another transaction holds is left out, for the next call: on PostgreSQL this
+        write never waits on an attempt's, so it cannot deadlock with one."""
+        ...
+
     async def reroute(self, job_id: str, pool: Pool, now: datetime) -> bool:
         """Moves a queued unit to ``pool`` (its own has no workers); False if not queued."""
         ...

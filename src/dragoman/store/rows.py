@@ -74,9 +74,11 @@ def to_job(row: Any) -> Job:
             mark_unknown=bool(row.mark_unknown),
             idempotency_key=row.idempotency_key,
             review_below=row.review_below,
+            deadline=aware(row.deadline),
         ),
         characters=row.characters,
         segments_to_review=row.segments_to_review,
+        eta_at=aware(row.eta_at),
     )
 
 
@@ -108,6 +110,7 @@ def job_row(job: Job) -> dict[str, Any]:
         "use_cache": options.use_cache,
         "mark_unknown": options.mark_unknown,
         "idempotency_key": options.idempotency_key,
+        "deadline": options.deadline,
         "characters": job.characters,
         "review_below": options.review_below,
         "segments_to_review": job.segments_to_review,

@@ -8,11 +8,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, select, update
+from sqlalchemy import Connection, bindparam, case, delete, func, select, update
 
 from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
 from dragoman.store import shards as family
@@ -27,6 +27,7 @@ from dragoman.store.rows import (
     DISPATCHABLE,
     FINISHED_VALUES,
     IN_FLIGHT_VALUES,
+    UNFINISHED_VALUES,
     to_job,
 )
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
@@ -35,6 +36,15 @@ from dragoman.store.writes import Ending
 
 # Built once: building a statement costs more than SQLite's read by primary key.
 _JOB = select(jobs).where(jobs.c.id == bindparam("id"))
+_ETA = update(jobs).where(jobs.c.id == bindparam("i")).values(eta_at=bindparam("e"))
+_SHARD = jobs.alias("shard")
+# A parent's predicted end: its unfinished shards' latest, or NULL while one has none.
+_LATEST_SHARD_ETA = (
+    select(case((func.count() == func.count(_SHARD.c.eta_at), func.max(_SHARD.c.eta_at))))
+    .where(_SHARD.c.parent_id == jobs.c.id, _SHARD.c.status.in_(UNFINISHED_VALUES))
+    .scalar_subquery()
+)
+ETA_ROWS = 500  # ids per statement: SQLite's bound parameters are limited
 
 
 def _unclaimed(job_id: str, attempt: int) -> Any:
@@ -216,6 +226,28 @@ class SqlJobStore(
         async with self._db.read() as conn:
             return [to_job(row) for row in await conn.execute(query)]
 
+    async def set_etas(self, etas: Mapping[str, datetime | None]) -> set[str]:
+        def write(conn: Connection) -> set[str]:
+            written: set[str] = set()
+            parents: set[str] = set()
+            ids = sorted(etas)
+            for start in range(0, len(ids), ETA_ROWS):
+                rows = _lock_free(conn, ids[start : start + ETA_ROWS], jobs.c.parent_id)
+                if rows:
+                    conn.execute(_ETA, [{"i": row.id, "e": etas[row.id]} for row in rows])
+                written |= {row.id for row in rows}
+                parents |= {row.parent_id for row in rows if row.parent_id is not None}
+            ordered = sorted(parents)
+            for start in range(0, len(ordered), ETA_ROWS):
+                free = [row.id for row in _lock_free(conn, ordered[start : start + ETA_ROWS])]
+                if free:
+                    conn.execute(
+                        update(jobs).where(jobs.c.id.in_(free)).values(eta_at=_LATEST_SHARD_ETA)
+                    )
+            return written
+
+        return await self._db.writing(write)
+
     async def reroute(self, job_id: str, pool: Pool, now: datetime) -> bool:
         async with self._db.tx() as conn:
             result = await conn.execute(
@@ -263,3 +295,10 @@ class SqlJobStore(
         async with self._db.read() as conn:
             found = {JobStatus(status): count for status, count in await conn.execute(query)}
         return {status: found.get(status, 0) for status in JobStatus}
+
+
+def _lock_free(conn: Connection, ids: Sequence[str], *columns: Any) -> Sequence[Any]:
+    """The rows of ``ids`` no other transaction holds, locked (PostgreSQL; SQLite has one
+    writer at a time)."""
+    query = select(jobs.c.id, *columns).where(jobs.c.id.in_(list(ids)))
+    return conn.execute(query.with_for_update(skip_locked=True)).all()

@@ -71,6 +71,11 @@ jobs = Table(
     # many of those are stored so far, kept as chunks are written (as segments_done).
     Column("review_below", Float),
     Column("segments_to_review", Integer, nullable=False, default=0, server_default=text("0")),
+    # When the client needs it done; the watchdog's latest prediction of its end (a parent:
+    # its last shard's); true once its job.at_risk notification has its delivery row.
+    Column("deadline", DateTime(timezone=True)),
+    Column("eta_at", DateTime(timezone=True)),
+    Column("at_risk_notified", Boolean, nullable=False, default=False, server_default=false()),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),

@@ -11,6 +11,10 @@ watchdog adopts every open job. The in-memory ``_in_flight`` map only mirrors th
 capacity accounting and the queue only orders the store's queued jobs; both are rebuilt from
 the store on every sweep, so a lost notification delays a job by one sweep at most.
 
+Each sweep ends with the forecast (``forecast``): every waiting and running job's predicted
+end, from its pool's measured speed and the queue ahead of it, and the jobs at risk of
+missing their deadline.
+
 The notifier of jobs' ends (``dragoman.webhooks``), when given, starts and stops with it:
 like dispatch, notifications are sent by the one active watchdog of a cluster.
 """
@@ -33,6 +37,7 @@ from dragoman.queue import BatchRequestsQueue, Waiting
 from dragoman.relay import RelayTracker
 from dragoman.runtime import Runtime
 from dragoman.store import Ending
+from dragoman.watchdog.forecast import Forecast
 from dragoman.watchdog.routing import Router
 from dragoman.webhooks.notifier import Notifier
 
@@ -78,6 +83,14 @@ class Watchdog:
             clock=runtime.clock,
             metrics=runtime.metrics,
             ttl_s=settings.worker_ttl_s,
+        )
+        self.forecast = Forecast(
+            store=runtime.store,
+            registry=runtime.registry,
+            metrics=runtime.metrics,
+            settings=settings,
+            queue=queue,
+            router=self._router,
         )
         self._wakeup = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -277,6 +290,12 @@ class Watchdog:
             self._in_flight[job.id] = _Flight(job.pool, job.attempts, slot)
         self._in_flight.update(recent)
         self.wake()
+        # Last: a forecast that fails loses nothing above.
+        messages: dict[str, list[Job]] = {}
+        for job in flying:
+            if (flight := self._in_flight.get(job.id)) is not None:
+                messages.setdefault(flight.slot, []).append(job)
+        await self.forecast.update(now, list(messages.values()))
 
     def hit_ratio(self, pool: Pool) -> float | None:
         """Share of this pool's messages that went to a worker with the model warm."""

@@ -1,5 +1,7 @@
 """The notifier: turns each finished job with a ``callback_url`` into a delivery and sends it,
-signed as Standard Webhooks specify, until a 2xx answers or the retry schedule runs out.
+signed as Standard Webhooks specify, until a 2xx answers or the retry schedule runs out. A
+job that will miss its deadline (``Job.at_risk``, from the watchdog's forecast) is warned
+once before it ends, the same way (``job.at_risk``).
 
 One runs in a cluster, beside the active watchdog. Deliveries are rows in the store, so a
 restarted or new notifier sends what the last one left pending; its ``webhook-id`` stays the
@@ -29,7 +31,13 @@ from dragoman import __version__
 from dragoman.errors import InvalidRequest, TransientError
 from dragoman.models import Job, JobStatus
 from dragoman.runtime import Runtime
-from dragoman.webhooks.store import Deliveries, DeliveryStatus, SqlDeliveries, WebhookDelivery
+from dragoman.webhooks.store import (
+    AT_RISK,
+    Deliveries,
+    DeliveryStatus,
+    SqlDeliveries,
+    WebhookDelivery,
+)
 from dragoman.webhooks.targets import UnresolvedTarget, check_target
 
 log = logging.getLogger(__name__)
@@ -102,26 +110,32 @@ class Notifier:
     # -- creating deliveries --------------------------------------------------------------
 
     async def enqueue(self) -> int:
-        """Turns finished, unnotified jobs into deliveries; returns how many were made."""
+        """Turns finished, unnotified jobs, and jobs newly at risk of missing their
+        deadline, into deliveries; returns how many were made."""
         made = 0
-        for job in await self._store.unnotified(BATCH):
-            delivery = self.delivery_of(job)
+        ended = [self.delivery_of(job) for job in await self._store.unnotified(BATCH)]
+        at_risk = await self._store.at_risk(self._clock.now(), BATCH)
+        for delivery in [*ended, *(self.delivery_of(job, AT_RISK) for job in at_risk)]:
             if delivery is not None and await self._store.add_delivery(delivery):
                 made += 1
-                log.info("job %s: %s notification %s created", job.id, delivery.event, delivery.id)
+                log.info(
+                    "job %s: %s notification %s created",
+                    delivery.job_id,
+                    delivery.event,
+                    delivery.id,
+                )
         return made
 
-    def delivery_of(self, job: Job) -> WebhookDelivery | None:
-        """The delivery announcing the end of ``job``; None if it has nothing to announce."""
-        event = EVENTS.get(job.status)
+    def delivery_of(self, job: Job, event: str | None = None) -> WebhookDelivery | None:
+        """The delivery announcing the end of ``job`` (or ``event``, ``AT_RISK``); None if
+        it has nothing to announce."""
+        event = event or EVENTS.get(job.status)
         if event is None or job.options.callback_url is None:
             return None
         now = self._clock.now()
-        payload = {
-            "type": event,
-            "timestamp": isoformat(job.finished_at or now),
-            "data": self._render(job),
-        }
+        # An end is dated when it happened; a warning, when it was found.
+        moment = now if event == AT_RISK else job.finished_at or now
+        payload = {"type": event, "timestamp": isoformat(moment), "data": self._render(job)}
         return WebhookDelivery(
             id=f"msg_{uuid.uuid4().hex}",
             job_id=job.id,

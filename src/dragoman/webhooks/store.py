@@ -3,8 +3,9 @@ protocol and ``SqlDeliveries`` on the shared ``Database``.
 
 A job is turned into its delivery once: the ``jobs.notified`` flag is set in the same
 transaction as the delivery row is inserted, guarded by its old value, so two notifiers (a
-watchdog losing its lease and the one taking over) cannot both create one. Attempts are
-fenced by their number the same way.
+watchdog losing its lease and the one taking over) cannot both create one. A job at risk of
+missing its deadline is warned once the same way, by ``jobs.at_risk_notified``. Attempts
+are fenced by their number the same way.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from sqlalchemy import false, insert, select, update
+from sqlalchemy import false, insert, or_, select, update
 
 from dragoman.models import Job, utcnow
 from dragoman.store.database import Database
-from dragoman.store.rows import FINISHED_VALUES, aware, to_job
+from dragoman.store.rows import FINISHED_VALUES, UNFINISHED_VALUES, aware, to_job
 from dragoman.store.tables import jobs, webhook_deliveries
+
+AT_RISK = "job.at_risk"  # the one event sent before a job ends; the others end it
 
 
 class DeliveryStatus(StrEnum):
@@ -39,7 +42,7 @@ class WebhookDelivery:
     job_id: str
     tenant: str | None
     url: str
-    event: str  # job.succeeded | job.failed | job.cancelled
+    event: str  # job.succeeded | job.failed | job.cancelled | job.at_risk
     payload: str
     next_attempt_at: datetime
     status: DeliveryStatus = DeliveryStatus.PENDING
@@ -58,9 +61,15 @@ class Deliveries(Protocol):
         oldest first."""
         ...
 
+    async def at_risk(self, now: datetime, limit: int) -> list[Job]:
+        """Unfinished top-level jobs with a ``callback_url`` and a deadline that they will
+        miss (it passed at ``now``, or they should end after it), not warned yet; the
+        earliest deadline first."""
+        ...
+
     async def add_delivery(self, delivery: WebhookDelivery) -> bool:
-        """Stores ``delivery`` and marks its job notified, in one transaction; False (and
-        nothing stored) when the job was notified already."""
+        """Stores ``delivery`` and marks its job notified (of its end, or for ``AT_RISK``
+        warned), in one transaction; False (and nothing stored) when it was already."""
         ...
 
     async def due_deliveries(self, now: datetime, limit: int) -> list[WebhookDelivery]:
@@ -152,12 +161,30 @@ class SqlDeliveries:
         async with self._db.read() as conn:
             return [to_job(row) for row in await conn.execute(query)]
 
+    async def at_risk(self, now: datetime, limit: int) -> list[Job]:
+        query = (
+            select(jobs)
+            .where(
+                jobs.c.parent_id.is_(None),
+                jobs.c.callback_url.is_not(None),
+                jobs.c.deadline.is_not(None),
+                jobs.c.at_risk_notified == false(),
+                jobs.c.status.in_(UNFINISHED_VALUES),
+                or_(jobs.c.deadline < now, jobs.c.eta_at > jobs.c.deadline),
+            )
+            .order_by(jobs.c.deadline, jobs.c.seq)
+            .limit(limit)
+        )
+        async with self._db.read() as conn:
+            return [to_job(row) for row in await conn.execute(query)]
+
     async def add_delivery(self, delivery: WebhookDelivery) -> bool:
+        flag = jobs.c.at_risk_notified if delivery.event == AT_RISK else jobs.c.notified
         async with self._db.tx() as conn:
             marked = await conn.execute(
                 update(jobs)
-                .where(jobs.c.id == delivery.job_id, jobs.c.notified == false())
-                .values(notified=True)
+                .where(jobs.c.id == delivery.job_id, flag == false())
+                .values({flag: True})
             )
             if marked.rowcount != 1:
                 return False

@@ -17,6 +17,7 @@ from dragoman.api.errors import error_responses
 from dragoman.api.multipart import multipart, text_field
 from dragoman.api.v1.schemas import (
     CALLBACK_URL,
+    DEADLINE,
     GLOSSARY_ID_PATTERN,
     MAX_CALLBACK_URL,
     MAX_MEMORIES,
@@ -25,6 +26,7 @@ from dragoman.api.v1.schemas import (
     REVIEW_BELOW,
     Absent,
     Language,
+    Moment,
     SourceLanguage,
     form_schema,
     source_of,
@@ -41,6 +43,12 @@ router = APIRouter(tags=["files"])
 def _format_names(schema: dict[str, Any]) -> None:
     # When the description is made, not at import: listing the formats loads them all.
     schema["enum"] = [f.name for f in FORMATS.all()]
+
+
+def _no_null(schema: dict[str, Any]) -> None:
+    """A form field's schema without its null branch: a form has no null."""
+    branches = [branch for branch in schema.pop("anyOf", []) if branch.get("type") != "null"]
+    schema.update(branches[0] if branches else {})
 
 
 class FilesForm(BaseModel):
@@ -92,6 +100,13 @@ class FilesForm(BaseModel):
     review_below: Annotated[float, Field(ge=0, le=1)] | Absent = Field(
         None, description=REVIEW_BELOW
     )
+    # Nullable rather than ``Absent``: one clean error for a bad value, not one per branch.
+    deadline: Moment | None = Field(
+        None,
+        description=DEADLINE,
+        examples=["2026-12-01T17:00:00Z"],
+        json_schema_extra=_no_null,
+    )
 
     @field_validator("segmentation")
     @classmethod
@@ -131,6 +146,7 @@ class FilesForm(BaseModel):
             use_cache=self.cache == "true",
             mark_unknown=self.mark_unknown == "true",
             review_below=self.review_below,
+            deadline=self.deadline,
         )
 
 

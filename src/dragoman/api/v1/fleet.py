@@ -33,6 +33,10 @@ class WorkersOut(BaseModel):
 class JobsOut(BaseModel):
     queued: int
     in_flight: int = Field(description="Submitted or running jobs and shards")
+    at_risk: int = Field(
+        description="Queued or in flight jobs and shards that will miss their deadline, as "
+        "the active watchdog last predicted"
+    )
 
 
 class RateOut(BaseModel):
@@ -102,7 +106,7 @@ class PoolOut(BaseModel):
                 busy=view.busy,
                 max=view.max_workers,
             ),
-            jobs=JobsOut(queued=view.queued, in_flight=view.in_flight),
+            jobs=JobsOut(queued=view.queued, in_flight=view.in_flight, at_risk=view.at_risk),
             segments=SegmentsOut(
                 translated=view.segments_translated,
                 per_second=[RateOut(at=p.at, value=p.segments_per_second) for p in view.rate],

@@ -12,7 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
 
-from dragoman.api.deps import Service, Tenant
+from dragoman.api.deps import ApiParts, Service, Tenant
 from dragoman.api.downloads import attachment
 from dragoman.api.errors import error_responses
 from dragoman.api.responses import written
@@ -96,7 +96,11 @@ async def submit_job(request: Request, service: Service, tenant: Tenant) -> Resp
         documents = [Document(doc.name, doc.segments) for doc in body.documents]
         options = replace(body.options(), idempotency_key=key)
         job = await service.manager.submit(tenant, body.pair(), documents, options)
-    return written(JobOut.of(job), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
+    return written(_out(job, service), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
+
+
+def _out(job: Job, service: ApiParts) -> JobOut:
+    return JobOut.of(job, now=service.manager.now())
 
 
 async def _job_in(request: Request) -> JobIn:
@@ -125,7 +129,8 @@ async def list_jobs(
     jobs, next_cursor = await service.manager.list_jobs(
         tenant, status=status, limit=limit, cursor=cursor
     )
-    return JobList(jobs=[JobOut.of(job) for job in jobs], next_cursor=next_cursor)
+    now = service.manager.now()
+    return JobList(jobs=[JobOut.of(job, now=now) for job in jobs], next_cursor=next_cursor)
 
 
 @router.get("/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 422, 503))
@@ -144,8 +149,8 @@ async def get_job(
     ] = 0,
 ) -> Response:
     if wait:
-        return written(JobOut.of(await service.manager.get_moved(job_id, tenant, wait)))
-    return written(JobOut.of(await service.manager.get(job_id, tenant)))
+        return written(_out(await service.manager.get_moved(job_id, tenant, wait), service))
+    return written(_out(await service.manager.get(job_id, tenant), service))
 
 
 # One event of the stream (OpenAPI 3.1: the schema of an event stream is each event's).
@@ -298,4 +303,4 @@ async def get_sources(job_id: str, service: Service, tenant: Tenant) -> JobSourc
 @router.delete("/{job_id}", response_model=JobOut, responses=error_responses(401, 404, 409, 503))
 async def cancel_job(job_id: str, service: Service, tenant: Tenant) -> Response:
     """Cancels a queued, submitted or running job; 409 once it has finished."""
-    return written(JobOut.of(await service.manager.cancel(job_id, tenant)))
+    return written(_out(await service.manager.cancel(job_id, tenant), service))

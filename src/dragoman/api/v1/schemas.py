@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import math
+import re
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+)
 from pydantic.json_schema import SkipJsonSchema
 
 from dragoman.detection import AUTO
 from dragoman.languages import canonical
-from dragoman.models import Job, JobOptions, JobStatus, Origin, Pair, Pool, Priority
+from dragoman.models import Job, JobOptions, JobStatus, Origin, Pair, Pool, Priority, utcnow
 
 # What ``dragoman.languages.canonical`` accepts before it looks the code up.
 LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}$"
@@ -70,6 +80,42 @@ CallbackUrl = Annotated[
         examples=["https://example.com/hooks/dragoman"],
     ),
 ]
+
+
+# RFC 3339, section 5.6 (its letters in either case); without its offset a time is no moment.
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?P<offset>[Zz]|[+-]\d{2}:\d{2})?"
+)
+_EXAMPLE_TIME = "2026-12-01T17:00:00Z"
+
+
+def _rfc3339(value: object) -> object:
+    """A deadline as sent: an RFC 3339 date-time string with its offset (or None)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or (match := _RFC3339.fullmatch(value)) is None:
+        raise ValueError(f"must be an RFC 3339 date-time string, such as {_EXAMPLE_TIME}")
+    if match["offset"] is None:
+        raise ValueError(f"needs its time zone offset (Z or ±hh:mm), as in {_EXAMPLE_TIME}")
+    return value.upper()
+
+
+def _utc(value: datetime) -> datetime:
+    """The same moment in UTC, as the store keeps every time."""
+    try:
+        return value.astimezone(UTC)
+    except OverflowError:  # within a day of year 1 or 9999: as far as UTC goes
+        return (datetime.min if value.year == 1 else datetime.max).replace(tzinfo=UTC)
+
+
+DEADLINE = (
+    "When the job is needed: an RFC 3339 date-time with its offset. Within its priority "
+    "and its tenant's turn, the earliest deadline runs first; a deadline already past is "
+    "accepted (the job is at_risk at once)"
+)
+# A moment sent as RFC 3339, kept in UTC.
+Moment = Annotated[AwareDatetime, BeforeValidator(_rfc3339), AfterValidator(_utc)]
+Deadline = Annotated[Moment | None, Field(description=DEADLINE, examples=[_EXAMPLE_TIME])]
 
 
 # A form has no null: a field is given or left out, and left out it takes its default. The
@@ -180,6 +226,7 @@ class JobIn(_Strict):
     cache: UseCache = True
     mark_unknown: MarkUnknown = False
     review_below: ReviewBelow = None
+    deadline: Deadline = None
 
     def pair(self) -> Pair:
         return Pair(source_of(self.source_lang), canonical(self.target_lang))
@@ -194,6 +241,7 @@ class JobIn(_Strict):
             use_cache=self.cache,
             mark_unknown=self.mark_unknown,
             review_below=self.review_below,
+            deadline=self.deadline,
         )
 
 
@@ -265,9 +313,21 @@ class JobOut(BaseModel):
         description="Translated segments whose confidence is below review_below, so far; "
         "null without a threshold"
     )
+    deadline: datetime | None = Field(description="As submitted, in UTC; null: none")
+    eta_seconds: int | None = Field(
+        description="Seconds until it should end, predicted from its pool's measured speed "
+        "and the work queued ahead of it; null once it ended, or while nothing is measured"
+    )
+    at_risk: bool = Field(
+        description="true while it has not ended and will miss its deadline: the deadline "
+        "passed, or the job should end after it"
+    )
 
     @classmethod
-    def of(cls, job: Job) -> JobOut:
+    def of(cls, job: Job, *, now: datetime | None = None) -> JobOut:
+        """``job`` as the API shows it; its ETA counted from ``now`` (the clock's time)."""
+        now = now or utcnow()
+        eta = job.eta_s(now)
         return cls(
             id=job.id,
             status=job.status,
@@ -286,6 +346,9 @@ class JobOut(BaseModel):
             error=ErrorBody(code=job.error.code, message=job.error.message) if job.error else None,
             review_below=job.options.review_below,
             segments_to_review=None if job.options.review_below is None else job.segments_to_review,
+            deadline=job.options.deadline,
+            eta_seconds=None if eta is None else math.ceil(eta),
+            at_risk=job.at_risk(now),
         )
 
 
@@ -325,38 +388,3 @@ class JobResult(BaseModel):
     id: str
     status: JobStatus
     documents: list[DocumentResult]
-
-
-class PairOut(BaseModel):
-    source: str
-    target: str
-    engines: list[str]
-    pivot: str | None = Field(
-        None, description="The language a pivot pair goes through (source→pivot→target)"
-    )
-    licence: str | None = Field(
-        None, description="The default engine's model licence (CC-BY-4.0...); null: unknown"
-    )
-    attribution: str | None = Field(None, description="The credit the licence asks for")
-
-
-class ModelOut(BaseModel):
-    """An installed neural model, as its dragoman-model.json tells (nulls: laid out by hand)."""
-
-    source: str
-    target: str
-    engine: str
-    version: str | None
-    licence: str | None
-    attribution: str | None
-    installed_at: datetime | None
-    origin: str | None = Field(description="The URL or file it was installed from")
-    sha256: str | None = Field(description="Of the package as downloaded, when there was one")
-
-
-class ModelsOut(BaseModel):
-    models: list[ModelOut]
-
-
-class LanguagesOut(BaseModel):
-    pairs: list[PairOut]

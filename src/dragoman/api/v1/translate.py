@@ -9,12 +9,9 @@ from pydantic import BaseModel, Field
 from dragoman.api.deps import Service, Tenant
 from dragoman.api.errors import error_responses
 from dragoman.api.responses import written
+from dragoman.api.v1.catalogue import LanguagesOut, ModelOut, ModelsOut, PairOut
 from dragoman.api.v1.schemas import (
     DetectedLanguage,
-    LanguagesOut,
-    ModelOut,
-    ModelsOut,
-    PairOut,
     TranslateIn,
     TranslateOut,
     UsageOut,

@@ -1,5 +1,5 @@
-// The dashboard: every pool's workers, jobs, throughput, engine batches and warm routing,
-// and the newest failures, from GET /v1/fleet (an operator's key when keys are set).
+// The dashboard: every pool's workers, jobs (those at risk of missing their deadline too),
+// throughput, engine batches and warm routing, and the newest failures, from GET /v1/fleet (an operator's key when keys are set).
 import { api, ApiError, describe } from "./api.js";
 import { rateChart } from "./chart.js";
 import { byId, fill, h } from "./dom.js";
@@ -24,6 +24,7 @@ function region(pool) {
     ["workers-live", "Workers registered"],
     ["jobs-queued", "Jobs queued"],
     ["jobs-in-flight", "Jobs in flight"],
+    ["jobs-at-risk", "Jobs at risk", "of missing their deadline"],
     ["segments-per-second", "Segments per second", "last 10 s"],
     ["segments-translated", "Segments translated", "by live workers"],
     ["batches", "Engine batches"],
@@ -100,6 +101,7 @@ function showPool(pool, at) {
     "workers-live": number(pool.workers.live),
     "jobs-queued": number(pool.jobs.queued),
     "jobs-in-flight": number(pool.jobs.in_flight),
+    "jobs-at-risk": number(pool.jobs.at_risk),
     "segments-per-second": rate.length ? decimal(rate[rate.length - 1].value) : "—",
     "segments-translated": number(pool.segments.translated),
     batches: number(pool.batches.count),

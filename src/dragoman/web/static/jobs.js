@@ -38,7 +38,13 @@ function cells(job) {
     : h("button", { type: "button", class: "quiet", onclick: () => cancel(job, problem) }, "Cancel");
   return [
     h("th", { scope: "row" }, h("a", { href: `/jobs/${job.id}`, class: "mono", title: job.id }, shortId(job.id))),
-    h("td", {}, status(job.status), job.error ? h("span", { class: "hint block" }, job.error.code) : null),
+    h(
+      "td",
+      {},
+      status(job.status),
+      job.error ? h("span", { class: "hint block" }, job.error.code) : null,
+      job.at_risk ? h("span", { class: "error block", title: `Deadline ${when(job.deadline)}` }, "at risk") : null,
+    ),
     h("td", {}, progress(job, `Progress of job ${job.id}`)),
     h("td", { class: "wide" }, pair(job)),
     h("td", { class: "wide" }, job.pool),
@@ -56,7 +62,9 @@ function show(jobs) {
   const focused = document.activeElement?.closest?.("tr")?.dataset.id;
   const existing = new Map([...rows.children].map((row) => [row.dataset.id, row]));
   const ordered = jobs.map((job) => {
-    const key = JSON.stringify(job);
+    // The ETA counts down at every read, and this page does not show it.
+    const { eta_seconds: _, ...shownPart } = job;
+    const key = JSON.stringify(shownPart);
     let row = existing.get(job.id);
     if (!row || row.dataset.key !== key) row = h("tr", { "data-id": job.id, "data-key": key }, cells(job));
     return row;

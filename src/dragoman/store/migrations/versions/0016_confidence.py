@@ -1,14 +1,14 @@
 """what made each translation, the model's confidence in it, and the segments to review
 
 Revision ID: 0016
-Revises: 0014
+Revises: 0015
 """
 
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0016"
-down_revision = "0014"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
