@@ -9,8 +9,11 @@ PORT ?= 8080
 PAIRS ?= eng-spa fr-es eng-cat
 MODELS ?=
 BROWSER_PACKAGES := chromium
+# What builds the image with no Docker daemon, and runs it (podman, runc) in its test.
+IMAGE_TOOLS := mmdebstrap buildah podman runc
 
-.PHONY: run test lint typecheck pytest apertium debian-install models chromium venv bench bench-quick clean
+.PHONY: run test lint typecheck pytest apertium debian-install models chromium venv bench bench-quick clean \
+	image image-gpu image-tools
 
 # PyTorch first, pinned: a looser requirement lets pip pick the newest CUDA build, gigabytes
 # that a CPU-only machine never uses. Elsewhere, for the CPU build, run for example
@@ -58,6 +61,18 @@ endif
 chromium:
 	$(call debian,$(BROWSER_PACKAGES))
 
+image-tools:
+	$(call debian,$(IMAGE_TOOLS))
+
+# The image as an OCI archive, build/dragoman-<version>.oci.tar (its path is the last line),
+# built from this tree with no Docker daemon and no Docker Hub (deploy/image/build.sh).
+image: image-tools
+	deploy/image/build.sh --pairs "$(PAIRS)"
+
+# The same with the neural engines and PyTorch's CUDA libraries: build/dragoman-<version>-gpu.oci.tar.
+image-gpu: image-tools
+	TORCH="$(TORCH)" deploy/image/build.sh --gpu --pairs "$(PAIRS)"
+
 run: apertium venv models
 	$(BIN)/dragoman serve --host $(HOST) --port $(PORT)
 
@@ -91,4 +106,4 @@ bench-quick: apertium venv
 	$(BIN)/python bench/quick.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build
