@@ -11,6 +11,7 @@ import hashlib
 import json
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -120,8 +121,10 @@ class Podman:
 
 
 @pytest.fixture(scope="module")
-def podman(archive: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Podman]:
-    storage = tmp_path_factory.mktemp("podman")
+def podman(archive: Path) -> Iterator[Podman]:
+    # Short: podman refuses a run root of more than 50 characters, which pytest's temporary
+    # folders pass under xdist.
+    storage = Path(tempfile.mkdtemp(prefix="dragoman-podman-", dir="/tmp"))
     podman = Podman(storage)
     try:
         loaded = podman("load", "--input", str(archive), timeout_s=300)
