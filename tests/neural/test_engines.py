@@ -318,25 +318,30 @@ class _Clock:
         return self.now
 
 
+def counted_scans(catalog: ModelCatalog, monkeypatch: pytest.MonkeyPatch) -> list[None]:
+    """One entry per scan of ``catalog``'s folders from now on."""
+    scans: list[None] = []
+    scan = catalog._scan
+
+    def counted() -> tuple[dict[Pair, Path], list[tuple[str, int]]]:
+        scans.append(None)
+        return scan()
+
+    monkeypatch.setattr(catalog, "_scan", counted)
+    return scans
+
+
 def test_the_catalog_is_read_again_when_its_folder_changes_and_otherwise_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (tmp_path / "en-fr" / "ctranslate2").mkdir(parents=True)
     clock = _Clock()
     catalog = ModelCatalog(tmp_path, "ctranslate2", clock=clock)
-    scans = 0
-    scan = catalog._scan
-
-    def counted() -> tuple[dict[Pair, Path], list[tuple[str, int]]]:
-        nonlocal scans
-        scans += 1
-        return scan()
-
-    monkeypatch.setattr(catalog, "_scan", counted)
+    scans = counted_scans(catalog, monkeypatch)
     assert set(catalog.models()) == {Pair("en", "fr")}
     for _ in range(5):
         assert set(catalog.models()) == {Pair("en", "fr")}
-    assert scans == 1  # nothing changed: one scan, then a stat of each folder per call
+    assert len(scans) == 1  # nothing changed: one scan, then a stat of each folder per call
 
     # An install renames a folder into place: the folder changes, and the next call sees it
     # (a tick of the file system's clock later, so that its time changes).
@@ -384,18 +389,10 @@ def test_a_models_folder_not_there_yet_is_not_scanned_per_call_and_is_seen_once_
     models = tmp_path / "models"
     clock = _Clock()
     catalog = ModelCatalog(models, "ctranslate2", clock=clock)
-    scans = 0
-    scan = catalog._scan
-
-    def counted() -> tuple[dict[Pair, Path], list[tuple[str, int]]]:
-        nonlocal scans
-        scans += 1
-        return scan()
-
-    monkeypatch.setattr(catalog, "_scan", counted)
+    scans = counted_scans(catalog, monkeypatch)
     for _ in range(5):
         assert catalog.pairs() == frozenset()
-    assert scans == 1
+    assert len(scans) == 1
     (models / "en-fr" / "ctranslate2").mkdir(parents=True)
     clock.now = time.time() + 10.0
     assert catalog.pairs() == {Pair("en", "fr")}
