@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from dragoman.api.auth import key_in_header, tenant_for
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import answer_to
+from dragoman.api.limits import replaying
 from dragoman.api.v1.schemas import JobOut
 from dragoman.errors import DragomanError, InvalidRequest, Unauthorized
 from dragoman.idempotency import Answer, Claimed, Recover
@@ -72,7 +73,7 @@ class IdempotentPosts:
             await _replay(held)(scope, receive, send)
             return
         scope.setdefault("state", {})["idempotency_key"] = key
-        await self._first(held, scope, _replaying(body, receive), send, service)
+        await self._first(held, scope, replaying(body, receive), send, service)
 
     async def _first(
         self, held: Claimed, scope: Scope, receive: Receive, send: Send, service: ApiParts
@@ -163,20 +164,6 @@ def _replay(answer: Answer) -> Response:
     return Response(
         answer.body, status_code=answer.status, headers=headers, media_type=answer.content_type
     )
-
-
-def _replaying(body: bytes, receive: Receive) -> Receive:
-    """The body read here, once, then what the client sends next (its disconnect)."""
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 async def _quietly(step: Awaitable[None]) -> None:

@@ -36,17 +36,7 @@ class BodyLimit:
                 return
             if not message.get("more_body", False):
                 break
-        body = b"".join(chunks)
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replaying(b"".join(chunks), receive), send)
 
     async def _refuse(self, send: Send) -> None:
         body = json.dumps(
@@ -65,3 +55,18 @@ class BodyLimit:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+
+def replaying(body: bytes, receive: Receive) -> Receive:
+    """A body read ahead, given once to the application, then what the client sends next
+    (its disconnect)."""
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
