@@ -134,6 +134,18 @@ class Translated:
     models: list[str | None] = field(default_factory=list)
     terms: list[bool | None] = field(default_factory=list)
     confidences: list[float | None] = field(default_factory=list)
+    # The language of ``targets`` (None: the job's one target).
+    target_lang: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TargetProgress:
+    """Where one target of a job into several languages stands."""
+
+    target_lang: str
+    status: JobStatus
+    segments_total: int
+    segments_done: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +224,12 @@ class Job:
     # When the watchdog last predicted it would end; None: not predicted (no speed measured
     # in its pool yet).
     eta_at: datetime | None = None
+    # A job into several languages: all of them, ``target_lang`` first. It keeps a copy of
+    # its segments per target, one after the other, and its shards each translate part of
+    # one copy into theirs. Empty for a job of one target, and for a shard.
+    targets: tuple[str, ...] = ()
+    # Where each of ``targets`` stands, as read with the job (not stored: its shards say).
+    by_target: tuple[TargetProgress, ...] = ()
 
     # Read-only views of ``options`` for the feature code that reads them (reuse,
     # glossaries, webhooks); new code reads ``job.options``.
@@ -222,6 +240,16 @@ class Job:
     @property
     def is_parent(self) -> bool:
         return self.shards > 0
+
+    @property
+    def target_langs(self) -> tuple[str, ...]:
+        """Every language it translates into, ``target_lang`` first."""
+        return self.targets or (self.target_lang,)
+
+    @property
+    def segments_per_target(self) -> int:
+        """The segments of one copy: what its documents hold."""
+        return self.segments_total // len(self.target_langs)
 
     def eta_s(self, now: datetime) -> float | None:
         """Seconds until it should end, as last predicted; None once it ended or while

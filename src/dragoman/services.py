@@ -27,7 +27,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, Unpack
 
-from dragoman.api.v1.schemas import JobOut
+from dragoman.api.v1.job_out import JobOut
 from dragoman.engines import Engines, open_engines
 from dragoman.errors import TransientError
 from dragoman.front import Front, Serving

@@ -17,6 +17,8 @@ JOB_FIELDS = {
     "priority",
     "source_lang",
     "target_lang",
+    "target_langs",
+    "targets",
     "documents",
     "segments_total",
     "segments_done",
@@ -86,6 +88,7 @@ async def test_a_job_runs_to_its_translations(client: httpx.AsyncClient) -> None
             {
                 "name": "a.txt",
                 "source_lang": "en",
+                "target_lang": "es",
                 "segments": ["Hola Mundo.", "Buenos días."],
                 "origins": ["mt", "mt"],
                 **made(2),
@@ -93,6 +96,7 @@ async def test_a_job_runs_to_its_translations(client: httpx.AsyncClient) -> None
             {
                 "name": "b.txt",
                 "source_lang": "en",
+                "target_lang": "es",
                 "segments": ["El gato."],
                 "origins": ["mt"],
                 **made(1),

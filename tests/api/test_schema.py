@@ -191,15 +191,23 @@ async def test_the_description_is_of_this_deployment(make_client: Any) -> None:
     pairs = (await client.get("/v1/languages")).json()["pairs"]
     titles = [alternative["title"] for alternative in schemas["JobIn"]["anyOf"]]
     targets = sorted({pair["target"] for pair in pairs})
-    # One alternative per pair, and one per target for a source_lang of "auto".
+    # One alternative per pair, one per target for a source_lang of "auto", and one per
+    # source and engine into several of the targets it serves.
     assert titles == [f"{p['source']}-{p['target']}" for p in pairs] + [
         f"auto-{t}" for t in targets
-    ]
+    ] + sorted({f"{p['source']}-several-{e}" for p in pairs for e in p["engines"]})
+    several = schemas["JobIn"]["anyOf"][-1]
+    source, _, engine = several["title"].split("-", 2)
+    pattern = several["properties"]["target_langs"]["items"]["pattern"]
+    into = [p["target"] for p in pairs if p["source"] == source and engine in p["engines"]]
+    assert all(re.fullmatch(pattern, code.upper()) for code in into)
+    assert not re.fullmatch(pattern, source)  # never into its own source
     glossary_titles = [alternative["title"] for alternative in schemas["GlossaryIn"]["anyOf"]]
     assert glossary_titles == [f"{p['source']}-{p['target']}" for p in pairs]
     # A form has no null: its engine alternatives leave it out.
     assert all(
-        None not in a["properties"]["engine"]["enum"] for a in schemas["FilesJobIn"]["anyOf"]
+        None not in a["properties"].get("engine", {}).get("enum", [])
+        for a in schemas["FilesJobIn"]["anyOf"]
     )
     assert "null" not in json.dumps(schemas["FilesJobIn"]["properties"])
     submit = doc["paths"]["/v1/jobs"]["post"]["responses"]

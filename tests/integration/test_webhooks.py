@@ -18,7 +18,7 @@ from aiohttp import web
 from standardwebhooks.webhooks import Webhook
 
 from dragoman.api.app import create_app
-from dragoman.api.v1.schemas import JobOut
+from dragoman.api.v1.job_out import JobOut
 from dragoman.engines import Engines
 from dragoman.models import Job, JobOptions, Pool
 from dragoman.runtime import Runtime

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dragoman.api.v1.schemas import JobOut
+from dragoman.api.v1.job_out import JobOut
 from dragoman.metrics import Metrics
 from dragoman.models import Job, JobOptions, JobStatus, Pool, Priority, WorkerInfo
 from dragoman.queue import BatchRequestsQueue, Waiting

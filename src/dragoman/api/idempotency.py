@@ -25,7 +25,7 @@ from dragoman.api.auth import key_in_header, tenant_for
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import answer_to
 from dragoman.api.limits import replaying
-from dragoman.api.v1.schemas import JobOut
+from dragoman.api.v1.job_out import JobOut
 from dragoman.errors import DragomanError, InvalidRequest, Unauthorized
 from dragoman.idempotency import Answer, Claimed, Recover
 

@@ -62,11 +62,10 @@ def tailor_openapi(
     (without keys no operation can answer 401)."""
     schemas = openapi["components"]["schemas"]
     glossary_pairs = [{"title": f"{pair}", "properties": _languages(pair)} for pair, _ in pairs]
-    json_pairs = _alternatives(pairs, unset=[None])
     for name, alternatives in (
-        ("JobIn", json_pairs),
-        ("TranslateIn", json_pairs),
-        ("FilesJobIn", _alternatives(pairs, unset=[])),
+        ("JobIn", _alternatives(pairs, unset=[None], several=True)),
+        ("TranslateIn", _alternatives(pairs, unset=[None])),
+        ("FilesJobIn", _alternatives(pairs, unset=[], several=True, form=True)),
         ("GlossaryIn", glossary_pairs),
         ("GlossaryFileIn", glossary_pairs),
     ):
@@ -132,30 +131,80 @@ def _idempotent(operation: dict[str, Any]) -> None:
 
 
 def _alternatives(
-    pairs: Sequence[tuple[Pair, Sequence[str]]], *, unset: list[None]
+    pairs: Sequence[tuple[Pair, Sequence[str]]],
+    *,
+    unset: list[None],
+    several: bool = False,
+    form: bool = False,
 ) -> list[dict[str, Any]]:
-    """One alternative per installed pair, and one per target for a source_lang of
-    ``auto``: the languages and engines a request may name together. ``unset`` is how a
-    request leaves the engine to the server besides leaving it out: null in JSON, nothing
-    in a form."""
+    """One alternative per installed pair, one per target for a source_lang of ``auto``,
+    and one per source and engine into several of the targets it serves:
+    the languages and engines a request may name together (without ``several``, one target
+    only; with several, those an engine serves from the source, by it or by their default
+    engines). ``unset`` is how a request leaves the engine to the server besides leaving it
+    out: null in JSON, nothing in a form, where ``target_langs`` is a comma-separated
+    list."""
     targets = sorted({pair.target for pair, _ in pairs})
-    return [
-        {
-            "title": f"{pair}",
-            "properties": {**_languages(pair), "engine": {"enum": [*engines, *unset]}},
-        }
-        for pair, engines in pairs
-    ] + [
-        {
-            "title": f"auto-{target}",
-            "properties": {
-                "source_lang": {"pattern": "^[Aa][Uu][Tt][Oo]$"},
-                "target_lang": {"pattern": spelling_pattern(target)},
-                "engine": {"enum": [*_engines_into(target, pairs), *unset]},
-            },
-        }
-        for target in targets
-    ]
+    # Several targets from one source, by an engine that serves each of them.
+    into: dict[tuple[str, str], list[str]] = {}
+    for pair, engines in pairs:
+        for engine in engines:
+            into.setdefault((pair.source, engine), []).append(pair.target)
+    listed = (lambda codes: {"target_langs": _list_of(codes, form)}) if several else None
+    alternatives = (
+        [
+            {
+                "title": f"{pair}",
+                "properties": {
+                    **_languages(pair),
+                    **(listed([pair.target]) if listed else {}),
+                    "engine": {"enum": [*engines, *unset]},
+                },
+            }
+            for pair, engines in pairs
+        ]
+        + [
+            {
+                "title": f"auto-{target}",
+                "properties": {
+                    "source_lang": {"pattern": "^[Aa][Uu][Tt][Oo]$"},
+                    "target_lang": {"pattern": spelling_pattern(target)},
+                    **(listed([target]) if listed else {}),
+                    "engine": {"enum": [*_engines_into(target, pairs), *unset]},
+                },
+            }
+            for target in targets
+        ]
+        + [
+            {
+                "title": f"{source}-several-{engine}",
+                "required": ["target_langs"],
+                "properties": {
+                    "source_lang": {"pattern": spelling_pattern(source)},
+                    "target_lang": {"pattern": _either(codes)},
+                    "target_langs": _list_of(codes, form),
+                    "engine": {"enum": [engine, *unset]},
+                },
+            }
+            for (source, engine), codes in sorted(into.items())
+            if listed
+        ]
+    )
+    return alternatives
+
+
+def _either(codes: Sequence[str]) -> str:
+    """A pattern matching exactly the codes that name one of ``codes``."""
+    return "^(?:" + "|".join(spelling_pattern(code)[1:-1] for code in codes) + ")$"
+
+
+def _list_of(codes: Sequence[str], form: bool) -> dict[str, Any]:
+    """``target_langs`` naming only ``codes``: a JSON array, or a form's comma-separated
+    text."""
+    either = _either(codes)[1:-1]
+    if form:
+        return {"pattern": rf"^\s*{either}\s*(?:,\s*{either}\s*)*$"}
+    return {"items": {"pattern": f"^{either}$"}}
 
 
 def _languages(pair: Pair) -> dict[str, Any]:

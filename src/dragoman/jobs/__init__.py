@@ -21,12 +21,13 @@ from datetime import datetime, timedelta
 
 from dragoman.detection import AUTO, Detection, best, candidates, sample
 from dragoman.engines import Engine, Engines, Pair
-from dragoman.errors import Conflict, InvalidRequest, NotFound
+from dragoman.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
 from dragoman.formats.markup import parse_stored
 from dragoman.glossaries import Terminology
 from dragoman.jobs.intake import BusIntake, Intake, LocalIntake
 from dragoman.jobs.shards import Run, language_runs, route, shards_of
 from dragoman.jobs.waits import JobWaits
+from dragoman.languages import canonical
 from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, Translated
 from dragoman.reuse import Reuse
 from dragoman.reuse.export import job_tmx
@@ -65,6 +66,32 @@ class Admitted:
     memory_ids: tuple[int, ...]
     segments: int
     characters: int
+
+
+def _check_targets(pair: Pair, targets: Sequence[str]) -> None:
+    """Several targets: each once, none the source, the first the pair's."""
+    if targets[0] != pair.target:
+        raise ValueError(f"the first target must be the pair's, {pair.target}")
+    seen: set[str] = set()
+    for target in targets:
+        if target in seen:
+            raise InvalidRequest(f"target_langs: {target} is listed twice")
+        if len(targets) > 1 and target == pair.source:
+            raise InvalidRequest(f"target_langs: {target} is the source language")
+        seen.add(target)
+
+
+def copy_of(job: Job, target: str | None) -> int | None:
+    """Which copy of the job's segments is ``target``'s (None: no target named, every
+    copy); ``NotFound`` for a language the job does not translate into."""
+    if target is None:
+        return None
+    code = canonical(target)
+    if code not in job.target_langs:
+        raise NotFound(
+            f"target: job {job.id} translates into {', '.join(job.target_langs)}, not {target}"
+        )
+    return job.target_langs.index(code)
 
 
 def _reused(job: Job, created: Created) -> None:
@@ -130,12 +157,21 @@ class BatchRequestsManager:
         ]
 
     async def admit(
-        self, tenant: str | None, pair: Pair, documents: Sequence[Document], options: JobOptions
+        self,
+        tenant: str | None,
+        pair: Pair,
+        documents: Sequence[Document],
+        options: JobOptions,
+        targets: Sequence[str] = (),
     ) -> Admitted:
         """Checks a submission (pair and engine, callback, memories, glossary, limits) and
         charges the tenant: once per submission. With ``pair.source == "auto"``, each
         document's language is detected; documents in several languages make a job of
-        ``mul`` (ISO 639: multiple languages) with one run per language."""
+        ``mul`` (ISO 639: multiple languages) with one run per language. ``targets``, when
+        there are several (``pair.target`` first), are each checked as their own pair and
+        each charged."""
+        targets = list(targets) or [pair.target]
+        _check_targets(pair, targets)
         runs: list[Run] = []
         auto = pair.source == AUTO
         if auto:
@@ -148,25 +184,45 @@ class BatchRequestsManager:
                 pair = Pair(MULTIPLE, pair.target)
         first = Pair(runs[0].source, pair.target) if runs else pair
         engine = self._engines.resolve(first, options.engine)
+        sources = [run.source for run in runs] or [pair.source]
+        for target in targets[1:]:
+            for source in sources:
+                self._engines.resolve(Pair(source, target), options.engine)
         await self._check_callback(options.callback_url)
         memory_ids = await self._memories.ids(tenant, options.memories)
         # With auto, a glossary serves the documents detected in its source language.
-        source = None if auto else pair.source
-        await self._terminology.check(options.glossary, tenant, source, pair.target)
+        glossary_source = None if auto else pair.source
+        for target in targets:
+            await self._terminology.check(options.glossary, tenant, glossary_source, target)
+        limit = self._settings.max_segments_per_job
         segments = check_segments(
-            documents,
-            max_segments=self._settings.max_segments_per_job,
-            max_chars=self._settings.max_segment_chars,
+            documents, max_segments=limit, max_chars=self._settings.max_segment_chars
         )
-        charged = characters(documents, markup=options.markup)
+        if segments * len(targets) > limit:
+            raise PayloadTooLarge(
+                f"{segments} segments into {len(targets)} languages exceed the limit of "
+                f"{limit} segments per job",
+                count=segments * len(targets),
+                limit=limit,
+                unit="segments",
+            )
+        charged = characters(documents, markup=options.markup) * len(targets)
         await self._usage.charge(tenant, charged)
         return Admitted(pair, list(documents), runs, engine, memory_ids, segments, charged)
 
     async def submit(
-        self, tenant: str | None, pair: Pair, documents: Sequence[Document], options: JobOptions
+        self,
+        tenant: str | None,
+        pair: Pair,
+        documents: Sequence[Document],
+        options: JobOptions,
+        targets: Sequence[str] = (),
     ) -> Job:
-        """Admits, stores and queues a job (its shards, when it has any)."""
-        admitted = await self.admit(tenant, pair, documents, options)
+        """Admits, stores and queues a job (its shards, when it has any). With several
+        ``targets`` (``pair.target`` first), one job into each of them: a copy of the
+        segments per target, each translated by its own shards."""
+        admitted = await self.admit(tenant, pair, documents, options, targets)
+        several = tuple(targets) if len(targets) > 1 else ()
         job = Job(
             id=uuid.uuid4().hex,
             tenant=tenant,
@@ -175,10 +231,11 @@ class BatchRequestsManager:
             engine=admitted.engine.name,
             pool=self.route(admitted.segments, admitted.engine),
             documents=len(admitted.documents),
-            segments_total=admitted.segments,
+            segments_total=admitted.segments * len(several or [pair.target]),
             options=options,
             created_at=self._clock.now(),
             characters=admitted.characters,
+            targets=several,
         )
         shards = shards_of(job, self._settings, self._engines, admitted.runs)
         job.shards = len(shards)
@@ -252,17 +309,28 @@ class BatchRequestsManager:
         return await self._store.counts()
 
     async def result(
-        self, job_id: str, tenant: str | None, *, sources: bool = False
+        self, job_id: str, tenant: str | None, *, sources: bool = False, target: str | None = None
     ) -> tuple[Job, list[Translated]]:
         """The job and each document as far as it is translated (with its source segments
-        when ``sources``)."""
+        when ``sources``), each naming its target language: into every target of the job,
+        target after target, or into ``target`` only."""
         job = await self.get(job_id, tenant)
-        return job, await self._store.documents(job.id, sources=sources)
+        copy = copy_of(job, target)
+        found = await self._store.documents(job.id, sources=sources, copy=copy)
+        languages = job.target_langs if copy is None else [job.target_langs[copy]]
+        per_copy = len(found) // len(languages)
+        return job, [
+            dataclasses.replace(doc, target_lang=languages[at // per_copy])
+            for at, doc in enumerate(found)
+        ]
 
-    async def tmx(self, job_id: str, tenant: str | None) -> tuple[Job, bytes]:
-        """The job and its translations so far as TMX 1.4 (``reuse.export``)."""
-        job = await self.get(job_id, tenant)
-        return job, await job_tmx(self._store, job)
+    async def tmx(
+        self, job_id: str, tenant: str | None, target: str | None = None
+    ) -> tuple[Job, bytes]:
+        """The job and its translations so far (into ``target``, or every target) as TMX
+        1.4 (``reuse.export``)."""
+        job, documents = await self.result(job_id, tenant, sources=True, target=target)
+        return job, job_tmx(job, documents)
 
     async def cancel(self, job_id: str, tenant: str | None) -> Job:
         job = await self.get(job_id, tenant)

@@ -146,8 +146,9 @@ def _news(cursor: Cursor, job: Job, documents: list[Translated]) -> Iterable[Eve
         if new:
             cursor.add(offset + at for at, _ in new)
             data = {
-                "document": index,
+                "document": index % (len(documents) // len(job.target_langs)),
                 "name": doc.name,
+                "target_lang": doc.target_lang or job.target_lang,
                 "segments": [
                     {"index": at, "text": text, "origin": doc.origins[at]} for at, text in new
                 ],

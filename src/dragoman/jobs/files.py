@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import time
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -27,8 +29,8 @@ from dragoman.formats import (
     translated_name,
 )
 from dragoman.formats.markup import Marked
-from dragoman.jobs import BatchRequestsManager
-from dragoman.models import Document, Job, JobOptions, JobStatus, Pair, SourceFile
+from dragoman.jobs import BatchRequestsManager, copy_of
+from dragoman.models import Document, Job, JobOptions, JobStatus, Pair, SourceFile, Translated
 from dragoman.runtime import Runtime
 
 
@@ -93,6 +95,7 @@ class FileJobs:
         options: JobOptions = JobOptions(),
         *,
         segmentation: bool = True,
+        targets: Sequence[str] = (),
     ) -> Job:
         """A job of the files' sentences; ``ClientError`` naming the first bad file."""
         self._check(uploads)
@@ -110,7 +113,7 @@ class FileJobs:
             names = ", ".join(u.filename for u in uploads)
             raise InvalidRequest(f"nothing to translate in {names}")
         options = dataclasses.replace(options, markup=True)
-        return await self._manager.submit(tenant, pair, documents, options)
+        return await self._manager.submit(tenant, pair, documents, options, targets)
 
     def _check(self, uploads: Sequence[Upload]) -> None:
         """How many files and how big: before any of them is read."""
@@ -137,35 +140,50 @@ class FileJobs:
         return self._settings.max_file_bytes, "DRAGOMAN_MAX_FILE_BYTES"
 
     async def download(
-        self, job_id: str, ordinal: int, tenant: str | None, *, partial: bool = False
+        self,
+        job_id: str,
+        ordinal: int,
+        tenant: str | None,
+        *,
+        partial: bool = False,
+        target: str | None = None,
     ) -> TranslatedFile:
-        """File ``ordinal`` of a job, translated; with ``partial``, as far as it has got
-        (units not fully translated yet keep their source)."""
+        """File ``ordinal`` of a job, translated (into ``target``: required when the job has
+        several); with ``partial``, as far as it has got (units not fully translated yet
+        keep their source)."""
         job = await self._manager.get(job_id, tenant)
-        found = await self._store.source_file(job.id, ordinal) if ordinal >= 0 else None
+        if target is None and job.targets:
+            raise InvalidRequest(
+                f"target: job {job.id} translates into {', '.join(job.target_langs)}; "
+                "name one (?target=), or download them all as files.zip"
+            )
+        copy = copy_of(job, target) or 0
+        found = await self._store.source_file(job.id, ordinal, copy) if ordinal >= 0 else None
         if found is None:
             raise NotFound(f"job {job_id} has no file {ordinal}")
-        if job.status is not JobStatus.SUCCEEDED and not partial:
-            raise NotFinished(
-                f"job {job_id} is {job.status}; the file is ready when it has succeeded "
-                "(or ask with ?partial=true)"
-            )
-        stored, document = found
-        name = document.name
-        fmt = for_file(name, stored.format)
-        content = await asyncio.to_thread(
-            rebuild,
-            fmt,
-            stored.content,
-            filename=name,
-            layout=stored.layout,
-            translations=document.targets,
-            target_lang=job.target_lang,
-            origins=document.origins,
-            confidences=document.confidences,
-            review_below=job.options.review_below,
-        )
-        return TranslatedFile(translated_name(name, job.target_lang), fmt.media_type, content)
+        _check_finished(job, copy, partial)
+        return await asyncio.to_thread(_rebuilt, job, copy, *found)
+
+    async def archive(
+        self, job_id: str, tenant: str | None, *, partial: bool = False, target: str | None = None
+    ) -> tuple[Job, bytes]:
+        """Every file of a job, translated into each of its targets (or ``target``), as one
+        zip: a folder per target language, ``<target>/<stem>.<target><ext>``."""
+        job = await self._manager.get(job_id, tenant)
+        copy = copy_of(job, target)
+        copies = range(len(job.target_langs)) if copy is None else [copy]
+        for each in copies:
+            _check_finished(job, each, partial)
+        files: list[tuple[str, TranslatedFile]] = []
+        for each in copies:
+            for ordinal in range(job.documents):
+                found = await self._store.source_file(job.id, ordinal, each)
+                if found is not None:
+                    built = await asyncio.to_thread(_rebuilt, job, each, *found)
+                    files.append((job.target_langs[each], built))
+        if not files:
+            raise NotFound(f"job {job_id} has no files: its documents were sent as segments")
+        return job, await asyncio.to_thread(zipped, files)
 
     async def characters(self, job: Job) -> int:
         """The characters a file job was charged; for a job stored before they were kept,
@@ -179,3 +197,48 @@ class FileJobs:
         fmt = for_file(document.name, stored.format)
         units = await asyncio.to_thread(fmt.extract, stored.content, filename=document.name)
         return sum(len(unit.plain) for unit in units)
+
+
+def _check_finished(job: Job, copy: int, partial: bool) -> None:
+    """``NotFinished`` unless target ``copy`` of ``job`` succeeded (or ``partial``)."""
+    status = job.by_target[copy].status if job.by_target else job.status
+    if status is not JobStatus.SUCCEEDED and not partial:
+        into = f" into {job.target_langs[copy]}" if job.targets else ""
+        raise NotFinished(
+            f"job {job.id} is {status}{into}; the file is ready when it has succeeded "
+            "(or ask with ?partial=true)"
+        )
+
+
+def _rebuilt(job: Job, copy: int, stored: SourceFile, document: Translated) -> TranslatedFile:
+    """The file of ``document``, translated into target ``copy`` of ``job``."""
+    name = document.name
+    target_lang = job.target_langs[copy]
+    fmt = for_file(name, stored.format)
+    content = rebuild(
+        fmt,
+        stored.content,
+        filename=name,
+        layout=stored.layout,
+        translations=document.targets,
+        target_lang=target_lang,
+        origins=document.origins,
+        confidences=document.confidences,
+        review_below=job.options.review_below,
+    )
+    return TranslatedFile(translated_name(name, target_lang), fmt.media_type, content)
+
+
+def zipped(files: Sequence[tuple[str, TranslatedFile]]) -> bytes:
+    """A zip of ``(folder, file)``: a name met again in its folder gets its rank first
+    (``2-report.es.docx``), so that nothing is overwritten when it is unpacked."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        seen: dict[str, int] = {}
+        for folder, file in files:
+            path = f"{folder}/{file.filename}"
+            seen[path] = seen.get(path, 0) + 1
+            if seen[path] > 1:
+                path = f"{folder}/{seen[path]}-{file.filename}"
+            archive.writestr(path, file.content)
+    return out.getvalue()

@@ -53,41 +53,45 @@ def shards_of(
 ) -> list[Job]:
     """The shards of a job: contiguous ranges of about equal size, at most
     ``shard_segments`` each; none for a smaller job. ``runs`` (a job of documents in
-    several languages) makes at least one shard per run, each from its own language, by
-    the engine the job asked for or the default engine of its pair."""
+    several languages) makes at least one shard per run, each from its own language, and a
+    job into several languages at least one per target, each into its own copy of the
+    segments: by the engine the job asked for or the default engine of its pair."""
     size = settings.shard_segments
-    mixed = bool(runs)
-    if not mixed:
-        if job.segments_total <= size:
-            return []
-        runs = [Run(job.source_lang, 0, job.segments_total)]
+    own = bool(runs) or bool(job.targets)  # shards that resolve their own engine
+    count = job.segments_per_target
+    if not own and count <= size:
+        return []
+    runs = runs or [Run(job.source_lang, 0, count)]
     # A shard is never announced nor downloaded: only the parent keeps those options.
     options = dataclasses.replace(
         job.options, callback_url=None, document_key=None, idempotency_key=None
     )
     out = []
-    for source, start, stop in runs:
-        chosen = (
-            engines.resolve(Pair(source, job.target_lang), job.options.engine) if mixed else None
-        )
-        count = -(-(stop - start) // size)
-        bounds = [start + (stop - start) * k // count for k in range(count + 1)]
-        out += [
-            dataclasses.replace(
-                job,
-                id=uuid.uuid4().hex,
-                source_lang=source,
-                engine=chosen.name if chosen else job.engine,
-                pool=route(settings, end - first, chosen) if chosen else job.pool,
-                documents=0,
-                segments_total=end - first,
-                parent_id=job.id,
-                first_position=first,
-                end_position=end,
-                shards=0,
-                characters=None,
-                options=options,
-            )
-            for first, end in itertools.pairwise(bounds)
-        ]
+    for copy, target in enumerate(job.target_langs):
+        for source, start, stop in runs:
+            chosen = engines.resolve(Pair(source, target), job.options.engine) if own else None
+            pieces = -(-(stop - start) // size)
+            offset = copy * count
+            bounds = [offset + start + (stop - start) * k // pieces for k in range(pieces + 1)]
+            out += [
+                dataclasses.replace(
+                    job,
+                    id=uuid.uuid4().hex,
+                    source_lang=source,
+                    target_lang=target,
+                    engine=chosen.name if chosen else job.engine,
+                    pool=route(settings, end - first, chosen) if chosen else job.pool,
+                    documents=0,
+                    segments_total=end - first,
+                    parent_id=job.id,
+                    first_position=first,
+                    end_position=end,
+                    shards=0,
+                    characters=None,
+                    options=options,
+                    targets=(),
+                    by_target=(),
+                )
+                for first, end in itertools.pairwise(bounds)
+            ]
     return out

@@ -67,7 +67,9 @@ class Reuse:
         """The lookups of a new job (None when it has neither memories nor the cache)."""
         if not memory_ids and not self.caches(job):
             return None
+        # A job into several languages holds a copy of its segments per target.
         segments = [segment for doc in documents for segment in doc.segments]
+        segments *= len(job.target_langs)
         work = (job, shards or [job], segments, tuple(memory_ids))
         if len(segments) > _IN_THREAD_SEGMENTS:
             return await asyncio.to_thread(self._prefill, *work)

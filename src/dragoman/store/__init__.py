@@ -91,15 +91,21 @@ class Jobs(Protocol):
         """``sources`` of each job, in one read."""
         ...
 
-    async def documents(self, job_id: str, *, sources: bool = False) -> list[Translated]:
+    async def documents(
+        self, job_id: str, *, sources: bool = False, copy: int | None = None
+    ) -> list[Translated]:
         """Each document of a job, in order, as far as it is translated, in one read (with
-        its source segments when ``sources``); a shard has none: read its parent's."""
+        its source segments when ``sources``); a shard has none: read its parent's. A job
+        of several targets has a copy of its documents per target: all of them, copy after
+        copy, or only copy ``copy`` (from 0, in the order of ``Job.target_langs``)."""
         ...
 
-    async def source_file(self, job_id: str, ordinal: int) -> tuple[SourceFile, Translated] | None:
+    async def source_file(
+        self, job_id: str, ordinal: int, copy: int = 0
+    ) -> tuple[SourceFile, Translated] | None:
         """The stored file of a job's document ``ordinal`` and that document as far as it
-        is translated; None when there is no such document or it was sent as plain
-        segments."""
+        is translated into its target ``copy``; None when there is no such document or it
+        was sent as plain segments."""
         ...
 
     async def finish(

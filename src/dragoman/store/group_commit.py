@@ -38,7 +38,7 @@ class GroupCommit:
         try:
             # Built here, not in the flusher: a creation that cannot become rows fails
             # its caller alone.
-            doc_rows, seg_rows = content_rows(job.id, docs)
+            doc_rows, seg_rows = content_rows(job.id, docs, len(job.target_langs))
             job_rows = [job_row(job), *(job_row(shard) for shard in shards)]
         except Exception as exc:
             future.set_exception(exc)

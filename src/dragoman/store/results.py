@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, select
+from sqlalchemy import Connection, Select, bindparam, func, select
 
 from dragoman.models import SourceFile, Translated
 from dragoman.store.database import Database
@@ -67,26 +67,41 @@ _DOCUMENT = select(documents).where(
 class SqlResults:
     _db: Database
 
-    async def documents(self, job_id: str, *, sources: bool = False) -> list[Translated]:
+    async def documents(
+        self, job_id: str, *, sources: bool = False, copy: int | None = None
+    ) -> list[Translated]:
         def read(conn: Connection) -> tuple[list[Any], list[Any]]:
             docs = list(conn.execute(_DOCUMENTS, {"job_id": job_id}).all())
-            return docs, _segment_rows(conn, job_id, sources)
+            if copy is None:
+                return docs, _segment_rows(conn, job_id, sources)
+            count = sum(doc.segment_count for doc in docs)
+            return docs, _segment_rows(conn, job_id, sources, copy * count, (copy + 1) * count)
 
         docs, rows = await self._db.reading(read)
         out, start = [], 0
-        for doc in docs:
-            out.append(_translated(doc, rows[start : start + doc.segment_count], sources))
-            start += doc.segment_count
-        return out
+        # Every copy of the segments (one per target language), or the one asked for.
+        while True:
+            for doc in docs:
+                out.append(_translated(doc, rows[start : start + doc.segment_count], sources))
+                start += doc.segment_count
+            if start >= len(rows) or not start:
+                return out
 
-    async def source_file(self, job_id: str, ordinal: int) -> tuple[SourceFile, Translated] | None:
+    async def source_file(
+        self, job_id: str, ordinal: int, copy: int = 0
+    ) -> tuple[SourceFile, Translated] | None:
         def read(conn: Connection) -> tuple[SourceFile, Translated] | None:
             doc = conn.execute(_DOCUMENT, {"job_id": job_id, "ordinal": ordinal}).first()
             found = to_file(doc) if doc is not None else None
             if doc is None or found is None:
                 return None
-            end = doc.first_position + doc.segment_count
-            rows = _segment_rows(conn, job_id, False, doc.first_position, end)
+            first = doc.first_position
+            if copy:
+                counts = select(func.sum(documents.c.segment_count)).where(
+                    documents.c.job_id == job_id
+                )
+                first += copy * (conn.execute(counts).scalar() or 0)
+            rows = _segment_rows(conn, job_id, False, first, first + doc.segment_count)
             return found, _translated(doc, rows, False)
 
         return await self._db.reading(read)

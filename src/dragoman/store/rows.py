@@ -79,6 +79,7 @@ def to_job(row: Any) -> Job:
         characters=row.characters,
         segments_to_review=row.segments_to_review,
         eta_at=aware(row.eta_at),
+        targets=tuple(row.target_langs.split(",")) if row.target_langs else (),
     )
 
 
@@ -114,13 +115,15 @@ def job_row(job: Job) -> dict[str, Any]:
         "characters": job.characters,
         "review_below": options.review_below,
         "segments_to_review": job.segments_to_review,
+        "target_langs": ",".join(job.targets) if job.targets else None,
     }
 
 
 def content_rows(
-    job_id: str, docs: Sequence[Document]
+    job_id: str, docs: Sequence[Document], copies: int = 1
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The document rows and segment rows of a job; positions run on across documents."""
+    """The document rows and segment rows of a job; positions run on across documents, and
+    across the ``copies`` of its segments (one per target language), one after the other."""
     doc_rows: list[dict[str, Any]] = []
     seg_rows: list[dict[str, Any]] = []
     position = 0
@@ -141,6 +144,12 @@ def content_rows(
         for text in doc.segments:
             seg_rows.append({"job_id": job_id, "position": position, "source": text})
             position += 1
+    count = position
+    for copy in range(1, copies):
+        seg_rows += [
+            {"job_id": job_id, "position": copy * count + row["position"], "source": row["source"]}
+            for row in seg_rows[:count]
+        ]
     return doc_rows, seg_rows
 
 

@@ -31,6 +31,7 @@ from dragoman.store.rows import (
     to_job,
 )
 from dragoman.store.tables import documents, jobs, relay_requests, segments, webhook_deliveries
+from dragoman.store.targets import with_targets
 from dragoman.store.worker_registry import SqlWorkerRegistry
 from dragoman.store.writes import Ending
 
@@ -107,8 +108,13 @@ class SqlJobStore(
         return await self._creates.create(job, docs, shards, lookups)
 
     async def get(self, job_id: str) -> Job | None:
-        row = await self._db.reading(lambda conn: conn.execute(_JOB, {"id": job_id}).first())
-        return to_job(row) if row else None
+        def read(conn: Connection) -> Job | None:
+            row = conn.execute(_JOB, {"id": job_id}).first()
+            if row is None:
+                return None
+            return with_targets(conn, [to_job(row)])[0] if row.target_langs else to_job(row)
+
+        return await self._db.reading(read)
 
     async def progress_many(self, job_ids: Sequence[str]) -> dict[str, tuple[JobStatus, int]]:
         query = select(jobs.c.id, jobs.c.status, jobs.c.segments_done).where(
@@ -133,10 +139,13 @@ class SqlJobStore(
             query = query.where(jobs.c.status == status.value)
         if cursor is not None:
             query = query.where(jobs.c.seq < int(cursor))
-        async with self._db.read() as conn:
-            found = (await conn.execute(query)).all()
-        next_cursor = str(found[limit - 1].seq) if len(found) > limit else None
-        return [to_job(row) for row in found[:limit]], next_cursor
+
+        def read(conn: Connection) -> tuple[list[Job], str | None]:
+            found = conn.execute(query).all()
+            next_cursor = str(found[limit - 1].seq) if len(found) > limit else None
+            return with_targets(conn, [to_job(row) for row in found[:limit]]), next_cursor
+
+        return await self._db.reading(read)
 
     async def sources(self, job_id: str) -> list[tuple[int, str]]:
         return (await self.sources_many([job_id]))[job_id]

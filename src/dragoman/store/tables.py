@@ -76,6 +76,9 @@ jobs = Table(
     Column("deadline", DateTime(timezone=True)),
     Column("eta_at", DateTime(timezone=True)),
     Column("at_risk_notified", Boolean, nullable=False, default=False, server_default=false()),
+    # A job into several languages: all of them, comma-separated, target_lang first (its
+    # segments are stored once per target, one copy after the other); null: one target.
+    Column("target_langs", Text),
     Index("ix_jobs_status", "status"),
     Index("ix_jobs_tenant_seq", "tenant", "seq"),
     Index("ix_jobs_parent_id", "parent_id"),

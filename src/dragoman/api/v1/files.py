@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from starlette.datastructures import FormData, UploadFile
 
 from dragoman.api.deps import Service, Tenant
@@ -19,22 +19,27 @@ from dragoman.api.v1.schemas import (
     CALLBACK_URL,
     DEADLINE,
     GLOSSARY_ID_PATTERN,
+    LANGUAGE_PATTERN,
     MAX_CALLBACK_URL,
     MAX_MEMORIES,
+    MAX_TARGETS,
     MEMORY_LIST_PATTERN,
     MEMORY_NAME_PATTERN,
     REVIEW_BELOW,
+    TARGET_LANGS,
+    TARGET_LIST_PATTERN,
     Absent,
     Language,
     Moment,
     SourceLanguage,
-    form_schema,
+    one_of_targets,
+    one_target_form,
+    some_target,
     source_of,
 )
 from dragoman.errors import InvalidRequest
 from dragoman.formats import FORMATS
 from dragoman.jobs.files import Upload
-from dragoman.languages import canonical
 from dragoman.models import Job, JobOptions, Pair, Priority
 
 router = APIRouter(tags=["files"])
@@ -55,10 +60,16 @@ class FilesForm(BaseModel):
     """The fields of the multipart form of ``POST /v1/jobs``, checked as the JSON body is:
     one definition of each constraint. A form has no null: an empty field is left out."""
 
-    model_config = ConfigDict(extra="forbid", json_schema_extra=form_schema)
+    model_config = ConfigDict(extra="forbid", json_schema_extra=one_target_form)
 
     source_lang: SourceLanguage = Field(examples=["en"])
-    target_lang: Language = Field(examples=["es"])
+    target_lang: Language | Absent = Field(None, examples=["es"])
+    target_langs: str | Absent = Field(
+        None,
+        description=f"{TARGET_LANGS}; comma-separated",
+        examples=["es,fr,de"],
+        json_schema_extra={"pattern": TARGET_LIST_PATTERN},
+    )
     priority: Priority = Priority.NORMAL
     engine: Annotated[str, Field(min_length=1)] | Absent = Field(
         None, description="An engine /v1/languages lists for the pair; absent: its default"
@@ -133,8 +144,30 @@ class FilesForm(BaseModel):
             raise ValueError("must be 'true' or 'false'")
         return value.lower()
 
+    @field_validator("target_langs")
+    @classmethod
+    def _target_list(cls, value: str | None) -> str | None:
+        codes = _names(value)
+        if value is not None and not codes:
+            raise ValueError("name at least one language")
+        for code in codes:
+            if not re.fullmatch(LANGUAGE_PATTERN, code):
+                raise ValueError(f"{code!r} is not a language code")
+        if len(codes) > MAX_TARGETS:
+            raise ValueError(f"at most {MAX_TARGETS} languages")
+        return value
+
+    @model_validator(mode="after")
+    def _some_target(self) -> FilesForm:
+        some_target(self.target_lang, self.target_langs)
+        return self
+
+    def targets(self) -> tuple[str, ...]:
+        listed = _names(self.target_langs) if self.target_langs is not None else None
+        return one_of_targets(self.target_lang, list(listed) if listed is not None else None)
+
     def pair(self) -> Pair:
-        return Pair(source_of(self.source_lang), canonical(self.target_lang))
+        return Pair(source_of(self.source_lang), self.targets()[0])
 
     def options(self) -> JobOptions:
         return JobOptions(
@@ -201,7 +234,7 @@ async def _submit(
     segmentation = fields.segmentation == "srx"
     options = replace(fields.options(), idempotency_key=idempotency_key)
     return await service.files.submit(
-        tenant, fields.pair(), uploads, options, segmentation=segmentation
+        tenant, fields.pair(), uploads, options, segmentation=segmentation, targets=fields.targets()
     )
 
 
@@ -239,10 +272,49 @@ async def get_file(
     service: Service,
     tenant: Tenant,
     partial: Annotated[bool, Query(description="The units translated so far")] = False,
+    target: Annotated[
+        str | None,
+        Query(
+            description="One of the job's target_langs; required when it has several",
+            json_schema_extra={"pattern": LANGUAGE_PATTERN},
+        ),
+    ] = None,
 ) -> Response:
-    """The n-th uploaded file, translated; 409 ``not_finished`` until the job succeeded."""
-    found = await service.files.download(job_id, n, tenant, partial=partial)
+    """The n-th uploaded file, translated; 409 ``not_finished`` until the job (or, with
+    several targets, that target) succeeded."""
+    found = await service.files.download(job_id, n, tenant, partial=partial, target=target)
     return attachment(found.content, found.media_type, found.filename)
+
+
+@router.get(
+    "/v1/jobs/{job_id}/files.zip",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "Every file, translated into each target language: "
+            "<target>/<stem>.<target><ext>",
+            "content": {"application/zip": {"schema": {"type": "string"}}},
+        },
+        **error_responses(401, 404, 409, 422, 503),
+    },
+)
+async def get_files_zip(
+    job_id: str,
+    service: Service,
+    tenant: Tenant,
+    partial: Annotated[bool, Query(description="The units translated so far")] = False,
+    target: Annotated[
+        str | None,
+        Query(
+            description="One of the job's target_langs: its files only; absent: every target's",
+            json_schema_extra={"pattern": LANGUAGE_PATTERN},
+        ),
+    ] = None,
+) -> Response:
+    """The job's files in one zip, a folder per target language; 409 ``not_finished`` until
+    each target in it succeeded."""
+    job, content = await service.files.archive(job_id, tenant, partial=partial, target=target)
+    return attachment(content, "application/zip", f"{job.id}.zip")
 
 
 @router.get("/v1/formats", response_model=FormatsOut, responses=error_responses(401))

@@ -17,13 +17,8 @@ from dragoman.api.downloads import attachment
 from dragoman.api.errors import error_responses
 from dragoman.api.responses import written
 from dragoman.api.v1.files import submit_files
-from dragoman.api.v1.schemas import (
-    DocumentResult,
-    JobIn,
-    JobList,
-    JobOut,
-    JobResult,
-)
+from dragoman.api.v1.job_out import DocumentResult, JobList, JobOut, JobResult
+from dragoman.api.v1.schemas import LANGUAGE_PATTERN, JobIn
 from dragoman.formats.tmx import MEDIA_TYPE as TMX_MEDIA_TYPE
 from dragoman.jobs import CURSOR_PATTERN
 from dragoman.jobs.events import ID_PATTERN, KINDS, Cursor, Event, follow
@@ -95,7 +90,7 @@ async def submit_job(request: Request, service: Service, tenant: Tenant) -> Resp
         body = await _job_in(request)
         documents = [Document(doc.name, doc.segments) for doc in body.documents]
         options = replace(body.options(), idempotency_key=key)
-        job = await service.manager.submit(tenant, body.pair(), documents, options)
+        job = await service.manager.submit(tenant, body.pair(), documents, options, body.targets())
     return written(_out(job, service), status_code=202, headers={"Location": f"/v1/jobs/{job.id}"})
 
 
@@ -226,10 +221,26 @@ async def _server_sent(events: AsyncIterator[Event | None]) -> AsyncIterator[byt
         yield b"id: %s\nevent: %s\ndata: %s\n\n" % (event.id.encode(), event.kind.encode(), data)
 
 
-@router.get("/{job_id}/result", response_model=JobResult, responses=error_responses(401, 404, 503))
-async def get_result(job_id: str, service: Service, tenant: Tenant) -> Response:
-    """Translations so far: ``null`` marks a segment not translated yet."""
-    job, documents = await service.manager.result(job_id, tenant)
+# ``?target=``: one target language of a job into several.
+Target = Annotated[
+    str | None,
+    Query(
+        description="One of the job's target_langs: its translations only; absent: every "
+        "target's, target after target",
+        json_schema_extra={"pattern": LANGUAGE_PATTERN},
+    ),
+]
+
+
+@router.get(
+    "/{job_id}/result", response_model=JobResult, responses=error_responses(401, 404, 422, 503)
+)
+async def get_result(
+    job_id: str, service: Service, tenant: Tenant, target: Target = None
+) -> Response:
+    """Translations so far: ``null`` marks a segment not translated yet. A job into several
+    languages has each document once per target language."""
+    job, documents = await service.manager.result(job_id, tenant, target=target)
     result = JobResult(
         id=job.id,
         status=job.status,
@@ -246,6 +257,7 @@ def _document_result(job: Job, doc: Translated) -> DocumentResult:
     return DocumentResult(
         name=doc.name,
         source_lang=doc.source_lang or job.source_lang,
+        target_lang=doc.target_lang or job.target_lang,
         segments=doc.targets,
         origins=doc.origins,
         engines=doc.engines,
@@ -261,15 +273,15 @@ def _document_result(job: Job, doc: Translated) -> DocumentResult:
     response_class=Response,
     responses={
         200: {
-            "description": "TMX 1.4: one unit per translated segment",
+            "description": "TMX 1.4: one unit per translated segment (and target language)",
             "content": {TMX_MEDIA_TYPE: {"schema": {"type": "string"}}},
         },
-        **error_responses(401, 404, 503),
+        **error_responses(401, 404, 422, 503),
     },
 )
-async def get_tmx(job_id: str, service: Service, tenant: Tenant) -> Response:
+async def get_tmx(job_id: str, service: Service, tenant: Tenant, target: Target = None) -> Response:
     """The job's translations so far as TMX 1.4, to review and import as a memory."""
-    job, content = await service.manager.tmx(job_id, tenant)
+    job, content = await service.manager.tmx(job_id, tenant, target)
     return attachment(content, TMX_MEDIA_TYPE, f"{job.id}.tmx")
 
 
@@ -290,7 +302,11 @@ class JobSources(BaseModel):
 async def get_sources(job_id: str, service: Service, tenant: Tenant) -> JobSources:
     """Each document's source segments, in the order of ``/result``'s translations (for a
     file, its sentences, inline codes written ``<g1>``…``</g1>`` as in its translations)."""
-    job, documents = await service.manager.result(job_id, tenant, sources=True)
+    job = await service.manager.get(job_id, tenant)
+    # Every target has the same sources: the first one's.
+    _, documents = await service.manager.result(
+        job_id, tenant, sources=True, target=job.target_lang
+    )
     return JobSources(
         id=job.id,
         documents=[

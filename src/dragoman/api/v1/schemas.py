@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
@@ -15,12 +14,14 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    model_validator,
 )
 from pydantic.json_schema import SkipJsonSchema
 
 from dragoman.detection import AUTO
+from dragoman.errors import InvalidRequest
 from dragoman.languages import canonical
-from dragoman.models import Job, JobOptions, JobStatus, Origin, Pair, Pool, Priority, utcnow
+from dragoman.models import JobOptions, Pair, Priority
 
 # What ``dragoman.languages.canonical`` accepts before it looks the code up.
 LANGUAGE_PATTERN = r"^[A-Za-z]{2,3}$"
@@ -214,9 +215,57 @@ MarkUnknown = Annotated[
 ]
 
 
+MAX_TARGETS = 32
+TARGET_LANGS = (
+    "Several target languages: one job, a result per target (?target=), each target's "
+    "pairs scheduled as their own work; with target_lang too, target_lang comes first; "
+    f"at most {MAX_TARGETS}"
+)
+# A job names its target language, or its target languages, or both.
+_SOME_TARGET: dict[str, Any] = {
+    "allOf": [{"anyOf": [{"required": ["target_lang"]}, {"required": ["target_langs"]}]}]
+}
+# A form's ``target_langs``: codes separated by commas.
+TARGET_LIST_PATTERN = r"^\s*[A-Za-z]{2,3}\s*(?:,\s*[A-Za-z]{2,3}\s*)*$"
+
+
+def one_target_form(schema: dict[str, Any]) -> None:
+    """A form model's ``json_schema_extra``: target_lang or target_langs, and no
+    ``"default": null``."""
+    schema.update(_SOME_TARGET)
+    form_schema(schema)
+
+
+def some_target(target_lang: str | None, target_langs: object) -> None:
+    """``ValueError`` when neither field is given."""
+    if target_lang is None and target_langs is None:
+        raise ValueError("give target_lang or target_langs")
+
+
+def one_of_targets(target_lang: str | None, target_langs: list[str] | None) -> tuple[str, ...]:
+    """The job's targets as canonical codes, ``target_lang`` first, each once:
+    ``ValueError`` when neither field is given."""
+    some_target(target_lang, target_langs)
+    named = [("target_lang", target_lang)] if target_lang is not None else []
+    named += [("target_langs", code) for code in target_langs or []]
+    found: dict[str, None] = {}
+    for field, code in named:
+        try:
+            found[canonical(code)] = None
+        except InvalidRequest as exc:
+            raise InvalidRequest(f"{field}: {exc.message}") from None
+    return tuple(found)
+
+
 class JobIn(_Strict):
+    model_config = ConfigDict(json_schema_extra=_SOME_TARGET)
+
     source_lang: SourceLanguage = Field(examples=["en"])
-    target_lang: Language = Field(examples=["es"])
+    target_lang: Language | SkipJsonSchema[None] = Field(None, examples=["es"])
+    target_langs: (
+        Annotated[list[Language], Field(min_length=1, max_length=MAX_TARGETS)]
+        | SkipJsonSchema[None]
+    ) = Field(None, description=TARGET_LANGS, examples=[["es", "fr", "de"]])
     documents: list[DocumentIn] = Field(min_length=1)
     priority: Priority = Priority.NORMAL
     engine: EngineName = None
@@ -228,8 +277,16 @@ class JobIn(_Strict):
     review_below: ReviewBelow = None
     deadline: Deadline = None
 
+    @model_validator(mode="after")
+    def _some_target(self) -> JobIn:
+        some_target(self.target_lang, self.target_langs)
+        return self
+
+    def targets(self) -> tuple[str, ...]:
+        return one_of_targets(self.target_lang, self.target_langs)
+
     def pair(self) -> Pair:
-        return Pair(source_of(self.source_lang), canonical(self.target_lang))
+        return Pair(source_of(self.source_lang), self.targets()[0])
 
     def options(self) -> JobOptions:
         return JobOptions(
@@ -290,101 +347,3 @@ class ErrorBody(BaseModel):
 
 class ErrorOut(BaseModel):
     error: ErrorBody
-
-
-class JobOut(BaseModel):
-    id: str
-    status: JobStatus
-    pool: Pool
-    priority: Priority
-    source_lang: str
-    target_lang: str
-    documents: int
-    segments_total: int
-    segments_done: int
-    attempts: int
-    created_at: datetime
-    submitted_at: datetime | None
-    started_at: datetime | None
-    finished_at: datetime | None
-    error: ErrorBody | None
-    review_below: float | None = Field(description="The job's threshold; null: none")
-    segments_to_review: int | None = Field(
-        description="Translated segments whose confidence is below review_below, so far; "
-        "null without a threshold"
-    )
-    deadline: datetime | None = Field(description="As submitted, in UTC; null: none")
-    eta_seconds: int | None = Field(
-        description="Seconds until it should end, predicted from its pool's measured speed "
-        "and the work queued ahead of it; null once it ended, or while nothing is measured"
-    )
-    at_risk: bool = Field(
-        description="true while it has not ended and will miss its deadline: the deadline "
-        "passed, or the job should end after it"
-    )
-
-    @classmethod
-    def of(cls, job: Job, *, now: datetime | None = None) -> JobOut:
-        """``job`` as the API shows it; its ETA counted from ``now`` (the clock's time)."""
-        now = now or utcnow()
-        eta = job.eta_s(now)
-        return cls(
-            id=job.id,
-            status=job.status,
-            pool=job.pool,
-            priority=job.options.priority,
-            source_lang=job.source_lang,
-            target_lang=job.target_lang,
-            documents=job.documents,
-            segments_total=job.segments_total,
-            segments_done=job.segments_done,
-            attempts=job.attempts,
-            created_at=job.created_at,
-            submitted_at=job.submitted_at,
-            started_at=job.started_at,
-            finished_at=job.finished_at,
-            error=ErrorBody(code=job.error.code, message=job.error.message) if job.error else None,
-            review_below=job.options.review_below,
-            segments_to_review=None if job.options.review_below is None else job.segments_to_review,
-            deadline=job.options.deadline,
-            eta_seconds=None if eta is None else math.ceil(eta),
-            at_risk=job.at_risk(now),
-        )
-
-
-class JobList(BaseModel):
-    jobs: list[JobOut]
-    next_cursor: str | None
-
-
-class DocumentResult(BaseModel):
-    name: str
-    source_lang: str = Field(description="The job's source, or the detected one with 'auto'")
-    segments: list[str | None]
-    origins: list[Origin | None] = Field(
-        description="Where each translation came from: mt, cache or tm (null: not yet)"
-    )
-    engines: list[str | None] = Field(
-        description="The engine that made each translation (null: a memory match, or not yet)"
-    )
-    models: list[str | None] = Field(
-        description="Its model: the installed package's version (as /v1/models lists it), "
-        "else the engine's version of the pair (null: a memory match, or not yet)"
-    )
-    glossary_terms: list[bool | None] = Field(
-        description="Whether the job's glossary had terms in each segment (null: not yet)"
-    )
-    confidences: list[Annotated[float, Field(ge=0, le=1)] | None] = Field(
-        description="The model's confidence in each translation: the mean probability of "
-        "its tokens, 0 to 1 (null: an engine that gives none, a memory match, or not yet)"
-    )
-    review: list[int] | None = Field(
-        description="The indexes in segments of the translations below the job's "
-        "review_below, in order (null: the job has no threshold)"
-    )
-
-
-class JobResult(BaseModel):
-    id: str
-    status: JobStatus
-    documents: list[DocumentResult]
