@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from dragoman.engines.legs import Legs
 from dragoman.engines.pivot import NAME as PIVOT
 from dragoman.engines.pivot import PivotEngine, pivot_of, pivot_route, pivots
 from dragoman.engines.scores import Scored, Scores, scored
@@ -72,7 +73,11 @@ class Engines:
     ) -> None:
         self._engines = {engine.name: engine for engine in engines}
         self._pair_defaults = dict(pair_defaults or {})
-        self._pivot = PivotEngine(self)
+        # A pivot's first leg, translated once for the pair itself and every route through it.
+        self.legs = Legs()
+        self._pivot = PivotEngine(self, self.legs)
+        self._first_legs: tuple[Mapping[Pair, tuple[Engine, ...]] | None, frozenset[Pair]]
+        self._first_legs = (None, frozenset())
         # The last table, with the engines' pair sets it was built from.
         self._table: tuple[tuple[frozenset[Pair], ...], Mapping[Pair, tuple[Engine, ...]]]
         self._table = ((), {})
@@ -97,6 +102,15 @@ class Engines:
         self._table = (served, table)
         return table
 
+    def first_legs(self) -> frozenset[Pair]:
+        """The pairs some pivot route goes through first (built again with the table)."""
+        table = self.direct()
+        built_from, legs = self._first_legs
+        if built_from is not table:
+            legs = frozenset(Pair(pair.source, via) for pair, via in pivots(table.keys()).items())
+            self._first_legs = (table, legs)
+        return legs
+
     def languages(self) -> list[tuple[Pair, list[str]]]:
         """Every pair with its engines, default first; a pivot pair's is ``pivot``."""
         table = self.direct()
@@ -117,7 +131,7 @@ class Engines:
         For a pivot pair, its ``PivotRoute``: the legs as installed now."""
         table = self.direct()
         candidates: Sequence[Engine] = table.get(pair, [])
-        if not candidates and (route := pivot_route(pair, table)) is not None:
+        if not candidates and (route := pivot_route(pair, table, self.legs)) is not None:
             candidates = [route]
         if not candidates:
             raise UnsupportedPair(f"language pair {pair} is not installed; see /v1/languages")
@@ -180,7 +194,10 @@ class Engines:
         chosen = self._marking(pair, engine, mark_unknown)
         if markup:
             return await translate_stored_scored(chosen, pair, segments)
-        outputs = await scored(chosen, pair, segments)
+        if not mark_unknown and pair in self.first_legs():
+            outputs = await self.legs.translate(chosen, pair, segments)
+        else:
+            outputs = await scored(chosen, pair, segments)
         return [
             Scored(keep_edges(source, text), confidence)
             for source, (text, confidence) in zip(segments, outputs, strict=True)

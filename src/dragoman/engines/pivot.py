@@ -21,6 +21,7 @@ from dragoman.models import Pair
 
 if TYPE_CHECKING:
     from dragoman.engines import Engine
+    from dragoman.engines.legs import Legs
 
 NAME = "pivot"
 PREFERRED = "en"
@@ -70,9 +71,10 @@ class PivotRoute:
 
     name = NAME
 
-    def __init__(self, pair: Pair, first: Leg, second: Leg) -> None:
+    def __init__(self, pair: Pair, first: Leg, second: Leg, shared: Legs | None = None) -> None:
         self.pair = pair
         self.legs = (first, second)
+        self._shared = shared
         # A GPU worker serves the pair only if it can run both legs there.
         self.gpu_capable = first.engine.gpu_capable and second.engine.gpu_capable
 
@@ -93,10 +95,15 @@ class PivotRoute:
         return self.pairs() if all(leg.warm() for leg in self.legs) else frozenset()
 
     async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
-        """The whole batch through the first leg, then through the second: two engine calls."""
+        """The whole batch through the first leg (each text once in this process while its
+        output is kept, ``legs``), then through the second: two engine calls."""
         self._check(pair)
         first, second = self.legs
-        middle = await first.engine.translate(first.pair, segments)
+        if self._shared is None:
+            middle = await first.engine.translate(first.pair, segments)
+        else:
+            shared = await self._shared.translate(first.engine, first.pair, segments)
+            middle = [output.text for output in shared]
         return await second.engine.translate(second.pair, middle)
 
     async def translate_marked(self, pair: Pair, cores: Sequence[Marked]) -> list[Marked]:
@@ -122,15 +129,16 @@ class PivotEngine:
     name = NAME
     gpu_capable = False  # a pair's own is its route's, which is what Engines.resolve gives
 
-    def __init__(self, direct: Direct) -> None:
+    def __init__(self, direct: Direct, shared: Legs | None = None) -> None:
         self._direct = direct
+        self._shared = shared
 
     def pairs(self) -> frozenset[Pair]:
         return frozenset(pivots(self._direct.direct()))
 
     def route(self, pair: Pair) -> PivotRoute | None:
         """``pair`` with its legs as installed now; None where it has no pivot."""
-        return pivot_route(pair, self._direct.direct())
+        return pivot_route(pair, self._direct.direct(), self._shared)
 
     def version(self, pair: Pair) -> str:
         return self._route(pair).version(pair)
@@ -163,10 +171,13 @@ class PivotEngine:
         return route
 
 
-def pivot_route(pair: Pair, table: Mapping[Pair, Sequence[Engine]]) -> PivotRoute | None:
-    """``pair`` through its pivot, each leg by its default engine in ``table``."""
+def pivot_route(
+    pair: Pair, table: Mapping[Pair, Sequence[Engine]], shared: Legs | None = None
+) -> PivotRoute | None:
+    """``pair`` through its pivot, each leg by its default engine in ``table``; its first
+    leg through ``shared`` when given."""
     via = pivot_of(pair, table.keys())
     if via is None:
         return None
     first, second = Pair(pair.source, via), Pair(via, pair.target)
-    return PivotRoute(pair, Leg(table[first][0], first), Leg(table[second][0], second))
+    return PivotRoute(pair, Leg(table[first][0], first), Leg(table[second][0], second), shared)

@@ -249,6 +249,9 @@ class BatchRequestsManager:
             self._usage.refund(tenant, admitted.characters, job.created_at, requests=1)
             raise
         _reused(job, created)
+        if job.targets:
+            # Each target's progress as stored: what its memories and the cache gave it.
+            job = await self._store.get(job.id) or job
         for unit in shards or [job]:
             if unit.id not in created.finished:
                 await self._intake.queued(unit)

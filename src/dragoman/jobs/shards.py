@@ -67,31 +67,37 @@ def shards_of(
         job.options, callback_url=None, document_key=None, idempotency_key=None
     )
     out = []
-    for copy, target in enumerate(job.target_langs):
-        for source, start, stop in runs:
-            chosen = engines.resolve(Pair(source, target), job.options.engine) if own else None
-            pieces = -(-(stop - start) // size)
-            offset = copy * count
-            bounds = [offset + start + (stop - start) * k // pieces for k in range(pieces + 1)]
-            out += [
-                dataclasses.replace(
-                    job,
-                    id=uuid.uuid4().hex,
-                    source_lang=source,
-                    target_lang=target,
-                    engine=chosen.name if chosen else job.engine,
-                    pool=route(settings, end - first, chosen) if chosen else job.pool,
-                    documents=0,
-                    segments_total=end - first,
-                    parent_id=job.id,
-                    first_position=first,
-                    end_position=end,
-                    shards=0,
-                    characters=None,
-                    options=options,
-                    targets=(),
-                    by_target=(),
+    # Range by range, each target's piece of it in turn: the targets of a range are
+    # translated about together, so that a pivot's first leg shared with another target
+    # is still kept in a worker when the second asks for it (``engines.legs``).
+    for source, start, stop in runs:
+        pieces = -(-(stop - start) // size)
+        bounds = [start + (stop - start) * k // pieces for k in range(pieces + 1)]
+        chosen = {
+            target: engines.resolve(Pair(source, target), job.options.engine) if own else None
+            for target in job.target_langs
+        }
+        for first, end in itertools.pairwise(bounds):
+            for copy, target in enumerate(job.target_langs):
+                engine, offset = chosen[target], copy * count
+                out.append(
+                    dataclasses.replace(
+                        job,
+                        id=uuid.uuid4().hex,
+                        source_lang=source,
+                        target_lang=target,
+                        engine=engine.name if engine else job.engine,
+                        pool=route(settings, end - first, engine) if engine else job.pool,
+                        documents=0,
+                        segments_total=end - first,
+                        parent_id=job.id,
+                        first_position=offset + first,
+                        end_position=offset + end,
+                        shards=0,
+                        characters=None,
+                        options=options,
+                        targets=(),
+                        by_target=(),
+                    )
                 )
-                for first, end in itertools.pairwise(bounds)
-            ]
     return out

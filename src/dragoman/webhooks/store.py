@@ -15,12 +15,13 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
-from sqlalchemy import false, insert, or_, select, update
+from sqlalchemy import Connection, false, insert, or_, select, update
 
 from dragoman.models import Job, utcnow
 from dragoman.store.database import Database
 from dragoman.store.rows import FINISHED_VALUES, UNFINISHED_VALUES, aware, to_job
 from dragoman.store.tables import jobs, webhook_deliveries
+from dragoman.store.targets import with_targets
 
 AT_RISK = "job.at_risk"  # the one event sent before a job ends; the others end it
 
@@ -158,8 +159,7 @@ class SqlDeliveries:
             .order_by(jobs.c.finished_at, jobs.c.seq)
             .limit(limit)
         )
-        async with self._db.read() as conn:
-            return [to_job(row) for row in await conn.execute(query)]
+        return await self._jobs(query)
 
     async def at_risk(self, now: datetime, limit: int) -> list[Job]:
         query = (
@@ -175,8 +175,7 @@ class SqlDeliveries:
             .order_by(jobs.c.deadline, jobs.c.seq)
             .limit(limit)
         )
-        async with self._db.read() as conn:
-            return [to_job(row) for row in await conn.execute(query)]
+        return await self._jobs(query)
 
     async def add_delivery(self, delivery: WebhookDelivery) -> bool:
         flag = jobs.c.at_risk_notified if delivery.event == AT_RISK else jobs.c.notified
@@ -242,3 +241,12 @@ class SqlDeliveries:
         )
         async with self._db.read() as conn:
             return [_to_delivery(row) for row in await conn.execute(query)]
+
+    async def _jobs(self, query: Any) -> list[Job]:
+        """The jobs of ``query``, each into several languages with its targets' progress
+        (a notification shows the job as ``GET /v1/jobs/{id}`` does)."""
+
+        def read(conn: Connection) -> list[Job]:
+            return with_targets(conn, [to_job(row) for row in conn.execute(query)])
+
+        return await self._db.reading(read)
