@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.integration.server import Server
@@ -120,3 +121,68 @@ def test_translate_names_a_file_of_no_known_format(server: Server, tmp_path: Pat
     )
     assert done.returncode == 1
     assert "deck.key" in done.stderr and ".docx" in done.stderr
+
+
+def translated_alone(server: Server, target: str, segments: list[str]) -> list[str]:
+    """Each segment translated alone into ``target``, through ``/v1/translate``."""
+    body = {"source_lang": "en", "target_lang": target, "segments": segments}
+    response = httpx.post(f"{server.url}/v1/translate", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    translations: list[str] = response.json()["translations"]
+    return translations
+
+
+def test_translate_into_several_languages_writes_each_file_once_per_target(
+    server: Server, tmp_path: Path
+) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Hello world.\n\nThe cat.\n", encoding="utf-8")
+    page = tmp_path / "page.html"
+    page.write_bytes(b"<html><body><p>Good morning.</p></body></html>\n")
+    done = dragoman(
+        "translate", str(notes), str(page), "--from", "en", "--to", "es, ca,fr",
+        "--server", server.url,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    for target in ("es", "ca", "fr"):
+        hello, cat, morning = translated_alone(
+            server, target, ["Hello world.", "The cat.", "Good morning."]
+        )
+        assert (tmp_path / f"notes.{target}.txt").read_text(encoding="utf-8") == (
+            f"{hello}\n\n{cat}\n"
+        )
+        assert f"<p>{morning}</p>".encode() in (tmp_path / f"page.{target}.html").read_bytes()
+        assert f"→ {target} ━" in done.stderr  # the target's own progress bar
+    assert (tmp_path / "notes.es.txt").read_text(encoding="utf-8") == "Hola Mundo.\n\nEl gato.\n"
+    # Two jobs, files and text lines, each into the three languages.
+    listed = dragoman("jobs", "--server", server.url, "--limit", "2")
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.count("en-es,ca,fr") == 2
+
+
+def test_translate_into_languages_given_twice_writes_each_once(
+    server: Server, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("Good night.\n", encoding="utf-8")
+    done = dragoman(
+        "translate", str(tmp_path / "a.txt"), "--from", "en", "--to", "ES,spa,ca",
+        "--server", server.url,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    # The server names each language once, by its code: the outputs follow it.
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.ca.txt", "a.es.txt", "a.txt"]
+    (night,) = translated_alone(server, "es", ["Good night."])
+    assert (tmp_path / "a.es.txt").read_text(encoding="utf-8") == f"{night}\n"
+
+
+def test_translate_into_a_language_with_no_route_among_several_writes_nothing(
+    server: Server, tmp_path: Path
+) -> None:
+    (tmp_path / "a.txt").write_text("Hello.\n", encoding="utf-8")
+    done = dragoman(
+        "translate", str(tmp_path / "a.txt"), "--from", "en", "--to", "es,zz",
+        "--server", server.url,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "en-zz" in done.stderr and "unsupported_language_pair" in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["a.txt"]

@@ -262,6 +262,45 @@ def test_a_malformed_server_url_is_a_usage_error(text: Path, url: str) -> None:
         assert "http://127.0.0.1:8080" in message
 
 
+# --- --to --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("to", ["es,,fr", "es,", ",", "", " , es"])
+def test_an_empty_language_in_to_is_a_usage_error_before_any_call(
+    text: Path, nobody: str, to: str
+) -> None:
+    result = dragoman("translate", str(text), "--from", "en", "--to", to, "--server", nobody)
+    assert result.exit_code == 2
+    message = said(result)
+    assert f"--to {to!r} names an empty language" in message
+    assert "--to es,fr,de" in message
+    assert list(text.parent.iterdir()) == [text]
+
+
+def test_a_target_not_installed_among_several_is_named_and_nothing_is_written(
+    api: Api, text: Path
+) -> None:
+    result = dragoman("translate", str(text), "--from", "en", "--to", "es,de", "--server", api.url)
+    assert result.exit_code == 1
+    assert said(result) == (
+        "dragoman: language pair en-de is not installed; see /v1/languages "
+        "(unsupported_language_pair)"
+    )
+    assert list(text.parent.iterdir()) == [text]
+
+
+def test_the_source_among_the_targets_is_refused_in_the_servers_words(api: Api, text: Path) -> None:
+    result = dragoman("translate", str(text), "--from", "en", "--to", "es,en", "--server", api.url)
+    assert result.exit_code == 1
+    assert said(result) == ("dragoman: target_langs: en is the source language (invalid_request)")
+    bad_code = dragoman(
+        "translate", str(text), "--from", "en", "--to", "es,x!", "--server", api.url
+    )
+    assert bad_code.exit_code == 1
+    assert "target_langs" in said(bad_code) and "'x!'" in said(bad_code)
+    assert list(text.parent.iterdir()) == [text]
+
+
 # --- input files -------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
-"""The client commands: ``translate`` files as a job and list ``jobs``. Every mistake a user
-can make ends in one or two lines and an exit code (``ExitCode``), never a traceback."""
+"""The client commands: ``translate`` files as a job (into one language or several) and list
+``jobs``. Every mistake a user can make ends in one or two lines and an exit code
+(``ExitCode``), never a traceback."""
 
 from __future__ import annotations
 
@@ -28,6 +29,7 @@ from dragoman.client import (
     ServerTimedOut,
     ServerUnreachable,
     ServiceUnavailable,
+    Targets,
     UnknownHost,
     output_path,
 )
@@ -127,7 +129,14 @@ def translate(
     source: Annotated[
         str, typer.Option("--from", help="Source language, or auto (detected per file)")
     ],
-    target: Annotated[str, typer.Option("--to", help="Target language")],
+    target: Annotated[
+        str,
+        typer.Option(
+            "--to",
+            help="Target language, or several separated by commas (es,fr,de): the same "
+            "job translates the files into each",
+        ),
+    ],
     server: Server = DEFAULT_SERVER,
     api_key: ApiKey = None,
     priority: Annotated[str, typer.Option(help="low, normal or high")] = "normal",
@@ -142,7 +151,9 @@ def translate(
         ),
     ] = False,
 ) -> None:
-    """Translate files as one job and write each beside its source as NAME.<to>.EXT."""
+    """Translate files as one job and write each beside its source as NAME.<to>.EXT, once
+    per target language."""
+    targets = _targets(target)
     with _api_errors():
         client = Client(server, api_key)
     texts = [path for path in files if path.suffix.lower() == ".txt"]
@@ -152,9 +163,35 @@ def translate(
     with client:
         options = {"priority": priority, "mark_unknown": mark_unknown}
         if contents:
-            _translate_files(client, contents, source, target, segmentation, **options)
+            _translate_files(client, contents, source, targets, segmentation, **options)
         if lines:
-            _translate_lines(client, lines, source, target, **options)
+            _translate_lines(client, lines, source, targets, **options)
+
+
+def _targets(value: str) -> list[str]:
+    """``--to``'s languages: one, or several separated by commas; a usage error for an
+    empty one. Their codes are the server's to judge."""
+    codes = [code.strip() for code in value.split(",")]
+    if not all(codes):
+        fail(
+            f"--to {value!r} names an empty language",
+            ExitCode.USAGE,
+            "give one language, or several separated by commas: --to es,fr,de",
+        )
+    return codes
+
+
+def _asked(targets: list[str]) -> Targets:
+    """What the job is submitted into: one language as ever, or the list."""
+    return targets[0] if len(targets) == 1 else targets
+
+
+def _outputs(job: JobView, targets: list[str]) -> list[tuple[str | None, str]]:
+    """Each target to fetch (None: the job's only one) and the name its outputs carry: the
+    one language as given, or each of the job's (its codes, each once)."""
+    if len(targets) == 1:
+        return [(None, targets[0])]
+    return [(code, code) for code in job["target_langs"]]
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -170,26 +207,28 @@ def _translate_files(
     client: Client,
     contents: list[tuple[Path, bytes]],
     source: str,
-    target: str,
+    targets: list[str],
     segmentation: str,
     **options: Any,
 ) -> None:
-    """One job of whole files (multipart); each comes back in its own format (``options``:
-    ``Client.submit_files``'s)."""
+    """One job of whole files (multipart); each comes back in its own format, once per
+    target (``options``: ``Client.submit_files``'s)."""
     job: JobView | None = None
     with _api_errors():
         try:
             job = client.submit_files(
                 source,
-                target,
+                _asked(targets),
                 [(path.name, content) for path, content in contents],
                 segmentation=segmentation,
                 **options,
             )
             job = _follow(client, job)
             client.translation(job)  # JobUnsuccessful unless it succeeded
-            for n, (path, _) in enumerate(contents):
-                _write_file(output_path(path, target), client.file(job["id"], n), path)
+            for target, name in _outputs(job, targets):
+                for n, (path, _) in enumerate(contents):
+                    content = client.file(job["id"], n, target)
+                    _write_file(output_path(path, name), content, path)
         except KeyboardInterrupt:
             _interrupted(client, job)
 
@@ -203,23 +242,27 @@ def _write_file(destination: Path, content: bytes, source: Path) -> None:
 
 
 def _translate_lines(
-    client: Client, lines: dict[Path, list[str]], source: str, target: str, **options: Any
+    client: Client, lines: dict[Path, list[str]], source: str, targets: list[str], **options: Any
 ) -> None:
-    """Text files as segments, one per non-blank line; blank lines stay in place
-    (``options``: ``Client.submit``'s)."""
+    """Text files as segments, one per non-blank line; blank lines stay in place; once per
+    target (``options``: ``Client.submit``'s)."""
     documents = [
         (path.name, [line for line in content if line.strip()]) for path, content in lines.items()
     ]
     job: JobView | None = None
     with _api_errors():
         try:
-            job = client.submit(source, target, documents, **options)
+            job = client.submit(source, _asked(targets), documents, **options)
             job = _follow(client, job)
-            result = client.translation(job)  # JobUnsuccessful unless it succeeded
+            # JobUnsuccessful unless it succeeded
+            results = [
+                (client.translation(job, target), name) for target, name in _outputs(job, targets)
+            ]
         except KeyboardInterrupt:
             _interrupted(client, job)
     try:
-        _write(lines, result, target)
+        for result, name in results:
+            _write(lines, result, name)
     except KeyboardInterrupt:
         fail(
             f"interrupted while writing the translations of job {job['id']}",
@@ -242,7 +285,8 @@ def _write(lines: dict[Path, list[str]], result: JobResult, target: str) -> None
 
 
 def _follow(client: Client, job: JobView) -> JobView:
-    """Polls the job until it finishes, with a progress bar on stderr."""
+    """Follows the job until it finishes, with a progress bar on stderr: one per target
+    language when it has several."""
     columns = (
         TextColumn("[bold]{task.description}"),
         BarColumn(),
@@ -251,14 +295,28 @@ def _follow(client: Client, job: JobView) -> JobView:
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console) as progress:
-        task = progress.add_task(
-            f"job {job['id'][:8]}", total=job["segments_total"], status=job["status"]
-        )
+        name = f"job {job['id'][:8]}"
+        if len(job["targets"]) <= 1:
+            task = progress.add_task(name, total=job["segments_total"], status=job["status"])
 
-        def show(update: JobView) -> None:
-            progress.update(task, completed=update["segments_done"], status=update["status"])
+            def show(update: JobView) -> None:
+                progress.update(task, completed=update["segments_done"], status=update["status"])
 
-        return client.follow(job, show)
+            return client.follow(job, show)
+        tasks = {
+            t["target_lang"]: progress.add_task(
+                f"{name} → {t['target_lang']}", total=t["segments_total"], status=t["status"]
+            )
+            for t in job["targets"]
+        }
+
+        def show_each(update: JobView) -> None:
+            for t in update["targets"]:
+                progress.update(
+                    tasks[t["target_lang"]], completed=t["segments_done"], status=t["status"]
+                )
+
+        return client.follow(job, show_each)
 
 
 @app.command()
@@ -279,7 +337,7 @@ def jobs(
         table.add_row(
             job["id"],
             job["status"],
-            f"{job['source_lang']}-{job['target_lang']}",
+            f"{job['source_lang']}-{','.join(job['target_langs'])}",
             job["pool"],
             f"{job['segments_done']}/{job['segments_total']}",
             job["created_at"],

@@ -14,8 +14,12 @@ Every call either returns the decoded answer or raises one of the exceptions bel
 - ``JobUnsuccessful``: a followed job ended failed or cancelled.
 
 These are not ``dragoman.errors``: those are the server's own errors, which become the HTTP
-answers this client reads. They live in ``errors.py``; ``sse.py`` reads the job's events
-that ``Client.follow`` follows.
+answers this client reads. They live in ``errors.py``; ``views.py`` types the answers;
+``sse.py`` reads the job's events that ``Client.follow`` follows.
+
+A job may go into several target languages at once: ``submit`` and ``submit_files`` take a
+list of them where they take one, and ``result``, ``file`` and ``files_zip`` take the
+``target`` to read.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, TypedDict, cast
+from typing import Any, cast
 
 import httpx
 
@@ -44,6 +48,7 @@ from dragoman.client.errors import (
     UnknownHost,
 )
 from dragoman.client.sse import server_events
+from dragoman.client.views import DocumentResult, JobPage, JobResult, JobView, TargetView
 from dragoman.formats import translated_name
 from dragoman.models import FINISHED, JobStatus
 
@@ -65,6 +70,8 @@ __all__ = [
     "ServerTimedOut",
     "ServerUnreachable",
     "ServiceUnavailable",
+    "TargetView",
+    "Targets",
     "UnknownHost",
     "output_path",
     "server_url",
@@ -74,50 +81,8 @@ DEFAULT_SERVER = "http://127.0.0.1:8080"
 DEFAULT_TIMEOUT_S = 60.0
 POLL_INTERVAL_S = 0.2
 
-
-# --- what the API answers ----------------------------------------------------------------
-
-
-class ErrorBody(TypedDict):
-    code: str
-    message: str
-
-
-class JobView(TypedDict):
-    """A job as ``GET /v1/jobs/{id}`` shows it (times are ISO 8601 strings)."""
-
-    id: str
-    status: str
-    pool: str
-    priority: str
-    source_lang: str
-    target_lang: str
-    documents: int
-    segments_total: int
-    segments_done: int
-    attempts: int
-    created_at: str
-    submitted_at: str | None
-    started_at: str | None
-    finished_at: str | None
-    error: ErrorBody | None
-
-
-class JobPage(TypedDict):
-    jobs: list[JobView]
-    next_cursor: str | None
-
-
-class DocumentResult(TypedDict):
-    name: str
-    segments: list[str | None]  # None: not translated yet
-    origins: list[str | None]  # "mt", "cache" or "tm"; None: not translated yet
-
-
-class JobResult(TypedDict):
-    id: str
-    status: str
-    documents: list[DocumentResult]
+# A job's target language, or several (a list or a tuple): one job into each.
+Targets = str | Sequence[str]
 
 
 # --- the client --------------------------------------------------------------------------
@@ -177,7 +142,7 @@ class Client:
     def submit(
         self,
         source_lang: str,
-        target_lang: str,
+        target_lang: Targets,
         documents: Sequence[tuple[str, Sequence[str]]],
         *,
         priority: str = "normal",
@@ -185,11 +150,17 @@ class Client:
         mark_unknown: bool = False,
         idempotency_key: str | None = None,
     ) -> JobView:
-        """``POST /v1/jobs``: one job of ``(name, segments)`` documents. With
-        ``idempotency_key``, sending it again (a retry) gives the same job."""
+        """``POST /v1/jobs``: one job of ``(name, segments)`` documents into ``target_lang``,
+        or into each of several (``["es", "fr"]``). With ``idempotency_key``, sending it
+        again (a retry) gives the same job."""
+        targets: dict[str, str | list[str]] = (
+            {"target_lang": target_lang}
+            if isinstance(target_lang, str)
+            else {"target_langs": list(target_lang)}
+        )
         body: dict[str, Any] = {
             "source_lang": source_lang,
-            "target_lang": target_lang,
+            **targets,
             "documents": [{"name": name, "segments": list(segs)} for name, segs in documents],
             "priority": priority,
         }
@@ -203,7 +174,7 @@ class Client:
     def submit_files(
         self,
         source_lang: str,
-        target_lang: str,
+        target_lang: Targets,
         files: Sequence[tuple[str, bytes]],
         *,
         priority: str = "normal",
@@ -212,11 +183,15 @@ class Client:
         mark_unknown: bool = False,
         idempotency_key: str | None = None,
     ) -> JobView:
-        """``POST /v1/jobs`` as multipart: one job of ``(file name, bytes)`` files; with
-        ``idempotency_key`` as ``submit``."""
+        """``POST /v1/jobs`` as multipart: one job of ``(file name, bytes)`` files; the
+        targets and ``idempotency_key`` as ``submit``'s."""
         fields = {
             "source_lang": source_lang,
-            "target_lang": target_lang,
+            **(
+                {"target_lang": target_lang}
+                if isinstance(target_lang, str)
+                else {"target_langs": ",".join(target_lang)}
+            ),
             "priority": priority,
             "segmentation": segmentation,
         }
@@ -230,10 +205,21 @@ class Client:
             JobView, self._call("POST", "/v1/jobs", data=fields, files=parts, headers=headers)
         )
 
-    def file(self, job_id: str, n: int, *, partial: bool = False) -> bytes:
-        """``GET /v1/jobs/{id}/files/{n}``: the n-th file of a job, translated."""
-        params = {"partial": "true"} if partial else {}
-        response = self._send("GET", f"/v1/jobs/{job_id}/files/{n}", params=params)
+    def file(
+        self, job_id: str, n: int, target: str | None = None, *, partial: bool = False
+    ) -> bytes:
+        """``GET /v1/jobs/{id}/files/{n}``: the n-th file of a job, translated (into
+        ``target``: required when the job has several)."""
+        return self._bytes(f"/v1/jobs/{job_id}/files/{n}", target, partial)
+
+    def files_zip(self, job_id: str, target: str | None = None, *, partial: bool = False) -> bytes:
+        """``GET /v1/jobs/{id}/files.zip``: every file of a job, translated, in a zip with a
+        folder per target language (``target``'s only, with one)."""
+        return self._bytes(f"/v1/jobs/{job_id}/files.zip", target, partial)
+
+    def _bytes(self, path: str, target: str | None, partial: bool) -> bytes:
+        params = _query(target=target, partial="true" if partial else None)
+        response = self._send("GET", path, params=params)
         if not response.is_success:
             self._decoded(response)  # raises the server's error
         return response.content
@@ -241,8 +227,11 @@ class Client:
     def job(self, job_id: str) -> JobView:
         return cast(JobView, self._call("GET", f"/v1/jobs/{job_id}"))
 
-    def result(self, job_id: str) -> JobResult:
-        return cast(JobResult, self._call("GET", f"/v1/jobs/{job_id}/result"))
+    def result(self, job_id: str, target: str | None = None) -> JobResult:
+        """``GET /v1/jobs/{id}/result``: translations so far, every target's documents, or
+        ``target``'s only."""
+        params = _query(target=target)
+        return cast(JobResult, self._call("GET", f"/v1/jobs/{job_id}/result", params=params))
 
     def cancel(self, job_id: str) -> JobView:
         return cast(JobView, self._call("DELETE", f"/v1/jobs/{job_id}"))
@@ -250,8 +239,7 @@ class Client:
     def jobs(
         self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None
     ) -> JobPage:
-        params = {"status": status, "limit": limit, "cursor": cursor}
-        query = {key: value for key, value in params.items() if value is not None}
+        query = _query(status=status, limit=limit, cursor=cursor)
         return cast(JobPage, self._call("GET", "/v1/jobs", params=query))
 
     def languages(self) -> dict[str, Any]:
@@ -280,6 +268,7 @@ class Client:
         up again after its last event. Where there are none, the caller polls."""
         timeout = httpx.Timeout(self.timeout_s, read=max(self.timeout_s, 60.0))
         last: dict[str, str] = {}
+        told: dict[str, int] = {}  # segments told per target language
         try:
             while JobStatus(job["status"]) not in FINISHED:
                 path = f"/v1/jobs/{job['id']}/events"
@@ -290,16 +279,21 @@ class Client:
                         last = {"Last-Event-ID": event.id} if event.id else last
                         if event.event in ("status", "progress"):
                             job = cast(JobView, {**job, **json.loads(event.data)})
-                            on_update(job)
+                        elif event.event == "segments":
+                            job = _with_segments(job, json.loads(event.data), told)
+                        else:
+                            continue
+                        on_update(job)
         except httpx.TransportError:
             pass  # polled from here
         return job
 
-    def translation(self, job: JobView) -> JobResult:
-        """The result of a finished job; ``JobUnsuccessful`` unless it succeeded."""
+    def translation(self, job: JobView, target: str | None = None) -> JobResult:
+        """The result of a finished job (``target``'s only, with one); ``JobUnsuccessful``
+        unless it succeeded."""
         if job["status"] != JobStatus.SUCCEEDED:
             raise JobUnsuccessful(self.server, job)
-        return self.result(job["id"])
+        return self.result(job["id"], target)
 
     def _call(self, method: str, path: str, **kwargs: Any) -> Any:
         return self._decoded(self._send(method, path, **kwargs))
@@ -344,6 +338,27 @@ class Client:
             seconds = float(retry_after) if retry_after.isdigit() else None
             raise ServiceUnavailable(self.server, code, message, seconds)
         raise ServerRefused(self.server, response.status_code, code, message)
+
+
+def _with_segments(job: JobView, data: dict[str, Any], told: dict[str, int]) -> JobView:
+    """The job with the segments an event told counted in their target's progress. The
+    stream tells each translated segment once (it starts with those done before it), so
+    the count since it started is that target's ``segments_done``, never below what the
+    job said last."""
+    target = data.get("target_lang", job["target_lang"])
+    told[target] = told.get(target, 0) + len(data["segments"])
+    targets = list[TargetView]()
+    for shown in job.get("targets", []):
+        if shown["target_lang"] == target:
+            done = min(shown["segments_total"], max(shown["segments_done"], told[target]))
+            shown = {**shown, "segments_done": done}
+        targets.append(shown)
+    return {**job, "targets": targets}
+
+
+def _query(**params: str | int | None) -> dict[str, str | int]:
+    """Query parameters, those that are None left out."""
+    return {key: value for key, value in params.items() if value is not None}
 
 
 def _keyed(idempotency_key: str | None) -> dict[str, str]:

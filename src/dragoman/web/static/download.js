@@ -18,11 +18,10 @@ function filenameOf(response) {
   return plain ? plain[1] : null;
 }
 
-/** "Download <name>" for file ``n`` of ``job``, and room for the API's error beside it. */
-export function downloadLink(job, n, name) {
-  const shown = translatedName(name, job.target_lang);
-  const url = `/v1/jobs/${encodeURIComponent(job.id)}/files/${n}`;
-  const link = h("a", { href: url, download: shown }, `Download ${shown}`);
+/** A link that saves ``url`` as ``shown`` (or as the server names it, unless ``fixed``),
+ * and room for the API's error beside it. */
+function saving(url, shown, label, fixed = false) {
+  const link = h("a", { href: url, download: shown }, label);
   const problem = h("span", { class: "error" });
   link.addEventListener("click", async (event) => {
     if (link.dataset.ready) return; // the object URL is in place: the browser saves it
@@ -30,7 +29,7 @@ export function downloadLink(job, n, name) {
     try {
       const response = await api(url, { raw: true });
       const blob = await response.blob();
-      link.download = filenameOf(response) || shown;
+      link.download = (!fixed && filenameOf(response)) || shown;
       link.href = URL.createObjectURL(blob);
       link.dataset.ready = "1";
       fill(problem);
@@ -40,4 +39,19 @@ export function downloadLink(job, n, name) {
     }
   });
   return h("span", { class: "download" }, link, " ", problem);
+}
+
+/** "Download <name>" for file ``n`` of ``job``: into ``target``, which a job of several
+ * target languages names. */
+export function downloadLink(job, n, name, target = job.target_lang) {
+  const shown = translatedName(name, target);
+  const query = job.target_langs.length > 1 ? `?target=${encodeURIComponent(target)}` : "";
+  return saving(`/v1/jobs/${encodeURIComponent(job.id)}/files/${n}${query}`, shown, `Download ${shown}`);
+}
+
+/** Every file of ``job`` in one zip, a folder per target language; ``target``'s only, with one. */
+export function zipLink(job, target = null, label = "Download all files (zip)") {
+  const query = target ? `?target=${encodeURIComponent(target)}` : "";
+  const shown = target ? `${job.id}.${target}.zip` : `${job.id}.zip`;
+  return saving(`/v1/jobs/${encodeURIComponent(job.id)}/files.zip${query}`, shown, label, true);
 }

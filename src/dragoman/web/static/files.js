@@ -1,15 +1,43 @@
-// The translator's file section: choose or drop files, send them as one multipart job,
-// follow its progress, read partial results, cancel, and download each translated file.
+// The translator's file section: choose or drop files, tick the languages to translate
+// them into, send them as one multipart job, follow its progress, read partial results,
+// cancel, and download each translated file.
 import { api, describe } from "./api.js";
 import { byId, fill, h } from "./dom.js";
-import { downloadLink } from "./download.js";
-import { bytes, finished, progress, status } from "./format.js";
+import { downloadLink, zipLink } from "./download.js";
+import { bytes, finished, language, progress, status } from "./format.js";
 import { poll } from "./poll.js";
 
 const POLL_MS = 1000;
 const PARTIAL_SHOWN = 50;
 let chosen = [];
+let offered = []; // the target languages the source reaches, in the order shown
+let ticked = new Set(); // those the files go into
+let own = false; // the person ticked or unticked one: the text's target no longer decides
 const followed = new Map(); // job id → {job, names, card parts}
+
+/** A checkbox per language the source reaches. Until the person ticks one, the files go
+ * into the text's target language; a language the new source does not reach is unticked. */
+export function offerTargets(codes, textTarget) {
+  offered = codes;
+  if (!own) ticked = new Set([textTarget]);
+  ticked = new Set(codes.filter((code) => ticked.has(code)));
+  fill(
+    byId("file-targets"),
+    codes.map((code) => {
+      const box = h("input", { type: "checkbox", id: `into-${code}`, value: code, checked: ticked.has(code) });
+      box.addEventListener("change", () => {
+        own = true;
+        if (box.checked) ticked.add(code);
+        else ticked.delete(code);
+      });
+      return h("span", { class: "check" }, box, h("label", { for: `into-${code}` }, language(code)));
+    }),
+  );
+}
+
+function several(job) {
+  return job.target_langs.length > 1;
+}
 
 function choose(files) {
   chosen = [...files];
@@ -30,7 +58,7 @@ async function showPartial(entry) {
       return h(
         "div",
         { class: "partial-doc" },
-        h("h4", {}, doc.name),
+        h("h4", {}, doc.name, several(entry.job) ? ` → ${language(doc.target_lang)}` : ""),
         h("ol", {}, done.slice(0, PARTIAL_SHOWN).map((text) => h("li", {}, text))),
         done.length > PARTIAL_SHOWN ? h("p", { class: "hint" }, `… and ${done.length - PARTIAL_SHOWN} more`) : null,
         done.length === 0 ? h("p", { class: "hint" }, "Nothing translated yet.") : null,
@@ -45,7 +73,8 @@ function render(entry) {
   if (job.error) fill(entry.problem, `${job.error.message} (${job.error.code})`);
   entry.cancel.hidden = finished(job);
   if (job.status === "succeeded" && !entry.links.childElementCount) {
-    fill(entry.links, names.map((name, n) => h("li", {}, downloadLink(job, n, name))));
+    const links = job.target_langs.flatMap((target) => names.map((name, n) => h("li", {}, downloadLink(job, n, name, target))));
+    fill(entry.links, links, several(job) ? h("li", {}, zipLink(job)) : null);
   }
 }
 
@@ -70,8 +99,9 @@ function follow(job, names) {
   details.addEventListener("toggle", () => details.open && showPartial(entry).catch(() => {}));
   entry.details = details;
   const title = h("a", { href: `/jobs/${job.id}` }, names.join(", "));
+  const into = h("span", { class: "hint" }, ` into ${job.target_langs.map(language).join(", ")}`);
   byId("file-jobs").prepend(
-    h("li", { class: "file-job" }, h("p", {}, title), h("p", {}, entry.state, " ", entry.cancel, " ", entry.problem), entry.links, details),
+    h("li", { class: "file-job" }, h("p", {}, title, into), h("p", {}, entry.state, " ", entry.cancel, " ", entry.problem), entry.links, details),
   );
   followed.set(job.id, entry);
   render(entry);
@@ -88,9 +118,15 @@ async function refresh() {
 
 async function send(languages) {
   const error = byId("files-error");
+  const targets = offered.filter((code) => ticked.has(code));
+  if (!targets.length) {
+    fill(error, "Tick at least one language to translate the files into.");
+    return;
+  }
   const form = new FormData();
   form.append("source_lang", languages.source.value);
-  form.append("target_lang", languages.target.value);
+  if (targets.length === 1) form.append("target_lang", targets[0]);
+  else form.append("target_langs", targets.join(","));
   if (languages.marks.checked) form.append("mark_unknown", "true");
   for (const file of chosen) form.append("files", file, file.name);
   try {

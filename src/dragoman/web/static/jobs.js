@@ -14,7 +14,9 @@ let shown = PAGE; // how many of the newest jobs the page shows
 let cursor = null;
 
 function pair(job) {
-  return h("span", { title: `${language(job.source_lang)} → ${language(job.target_lang)}` }, `${job.source_lang} → ${job.target_lang}`);
+  const targets = job.target_langs;
+  const title = `${language(job.source_lang)} → ${targets.map(language).join(", ")}`;
+  return h("span", { title }, `${job.source_lang} → ${targets.join(", ")}`);
 }
 
 async function cancel(job, problem) {

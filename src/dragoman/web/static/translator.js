@@ -1,8 +1,9 @@
 // The translator page: text as you type (debounced, the previous request aborted), the
-// languages from /v1/languages, a shareable URL, and the file section (files.js).
+// languages from /v1/languages, a shareable URL, and the file section (files.js), whose
+// files may go into several of the languages the source reaches.
 import { api, describe } from "./api.js";
 import { byId, fill, h } from "./dom.js";
-import { setUpFiles } from "./files.js";
+import { offerTargets, setUpFiles } from "./files.js";
 import { language, number } from "./format.js";
 import { setUpKey } from "./key.js";
 
@@ -30,8 +31,9 @@ function options(select, values, wanted) {
 
 function fillTargets(wanted) {
   const from = source.value;
-  const targets = pairs.filter((p) => from === "auto" || p.source === from).map((p) => p.target);
-  options(target, codes(targets), wanted ?? target.value);
+  const targets = codes(pairs.filter((p) => from === "auto" || p.source === from).map((p) => p.target));
+  options(target, targets, wanted ?? target.value);
+  offerTargets(targets, target.value);
 }
 
 function characters() {
@@ -157,7 +159,10 @@ function start() {
     fillTargets();
     translate();
   });
-  target.addEventListener("change", translate);
+  target.addEventListener("change", () => {
+    offerTargets([...target.options].map((option) => option.value), target.value);
+    translate();
+  });
   marks.addEventListener("change", translate);
   input.addEventListener("input", typed);
   input.addEventListener("keydown", (event) => {
@@ -173,7 +178,7 @@ function start() {
     fill(error, describe(caught));
     return null;
   });
-  setUpFiles({ source, target, marks, ready });
+  setUpFiles({ source, marks, ready });
   setUpKey(() => location.reload());
 }
 

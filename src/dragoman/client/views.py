@@ -1,0 +1,65 @@
+"""What the API answers, as the client reads it: typed views of its JSON bodies (times are
+ISO 8601 strings)."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+
+class ErrorBody(TypedDict):
+    code: str
+    message: str
+
+
+class TargetView(TypedDict):
+    """Where one target language of a job stands."""
+
+    target_lang: str
+    status: str
+    segments_total: int
+    segments_done: int
+
+
+class JobView(TypedDict):
+    """A job as ``GET /v1/jobs/{id}`` shows it. ``target_lang`` is its first target;
+    ``target_langs`` every one, ``targets`` each one's progress."""
+
+    id: str
+    status: str
+    pool: str
+    priority: str
+    source_lang: str
+    target_lang: str
+    target_langs: list[str]
+    targets: list[TargetView]
+    documents: int
+    segments_total: int
+    segments_done: int
+    attempts: int
+    created_at: str
+    submitted_at: str | None
+    started_at: str | None
+    finished_at: str | None
+    error: ErrorBody | None
+
+
+class JobPage(TypedDict):
+    jobs: list[JobView]
+    next_cursor: str | None
+
+
+class DocumentResult(TypedDict):
+    name: str
+    source_lang: str
+    target_lang: str  # the language of its segments
+    segments: list[str | None]  # None: not translated yet
+    origins: list[str | None]  # "mt", "cache" or "tm"; None: not translated yet
+
+
+class JobResult(TypedDict):
+    """A job's translations: each document once per target language, target after
+    target (only the target asked for, with ``target``)."""
+
+    id: str
+    status: str
+    documents: list[DocumentResult]
