@@ -31,8 +31,8 @@ async def test_a_pair_and_a_route_through_it_translate_each_text_once() -> None:
     engine = Reorder("apertium", [EN_ES, ES_FR])
     engines = Engines([engine])
     assert engines.first_legs() == {EN_ES}
-    direct = await engines.translate_scored("apertium", EN_ES, TEXTS)
-    through = await engines.translate_scored("pivot", Pair("en", "fr"), TEXTS)
+    direct = await engines.translate_scored("apertium", EN_ES, TEXTS, share="t")
+    through = await engines.translate_scored("pivot", Pair("en", "fr"), TEXTS, share="t")
     assert sent(engine, EN_ES) == ["Der Hund schläft.", "Guten Morgen."]
     # The pivot's output is the second leg's of the first's, as without sharing.
     alone = Engines([Reorder("apertium", [EN_ES, ES_FR])])
@@ -53,11 +53,23 @@ async def test_routes_through_one_pivot_at_once_share_its_first_leg() -> None:
     slow.translate = translate  # type: ignore[method-assign]
     engines = Engines([slow])
     into_fr, into_it = await asyncio.gather(
-        engines.translate("pivot", Pair("de", "fr"), TEXTS),
-        engines.translate("pivot", Pair("de", "it"), TEXTS),
+        engines.translate_scored("pivot", Pair("de", "fr"), TEXTS, share=""),
+        engines.translate_scored("pivot", Pair("de", "it"), TEXTS, share=""),
     )
     assert sorted(sent(slow, DE_EN)) == sorted({*TEXTS})
-    assert into_fr[0].endswith(":fr") and into_it[0].endswith(":it")
+    assert into_fr[0].text.endswith(":fr") and into_it[0].text.endswith(":it")
+    assert engines.legs.translated == 2
+
+
+async def test_nothing_is_shared_without_a_tenant_that_reuses_nor_across_tenants() -> None:
+    engine = Reorder("apertium", [EN_ES, ES_FR])
+    engines = Engines([engine])
+    await engines.translate_scored("apertium", EN_ES, ["a"])  # a job with "cache": false
+    await engines.translate_scored("pivot", Pair("en", "fr"), ["a"])
+    await engines.translate_scored("apertium", EN_ES, ["a"], share="acme")
+    await engines.translate_scored("pivot", Pair("en", "fr"), ["a"], share="beta")
+    await engines.translate_scored("pivot", Pair("en", "fr"), ["a"], share="acme")
+    assert sent(engine, EN_ES) == ["a", "a", "a", "a"]
     assert engines.legs.translated == 2
 
 

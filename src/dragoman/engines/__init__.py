@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from dragoman.engines.legs import Legs
 from dragoman.engines.pivot import NAME as PIVOT
-from dragoman.engines.pivot import PivotEngine, pivot_of, pivot_route, pivots
+from dragoman.engines.pivot import PivotEngine, PivotRoute, pivot_of, pivot_route, pivots
 from dragoman.engines.scores import Scored, Scores, scored
 from dragoman.errors import DragomanError, UnsupportedPair
 from dragoman.models import Pair, Pool
@@ -186,6 +186,7 @@ class Engines:
         *,
         markup: bool = False,
         mark_unknown: bool = False,
+        share: str | None = None,
     ) -> list[Scored]:
         """``translate``, or ``translate_marked`` with ``markup``, each translation with the
         model's confidence where the engine ``Scores`` its outputs (None elsewhere)."""
@@ -194,8 +195,12 @@ class Engines:
         chosen = self._marking(pair, engine, mark_unknown)
         if markup:
             return await translate_stored_scored(chosen, pair, segments)
-        if not mark_unknown and pair in self.first_legs():
-            outputs = await self.legs.translate(chosen, pair, segments)
+        if share is None or mark_unknown:
+            outputs = await scored(chosen, pair, segments)
+        elif isinstance(chosen, PivotRoute):
+            outputs = [Scored(text) for text in await chosen.translate(pair, segments, share)]
+        elif pair in self.first_legs():
+            outputs = await self.legs.translate(chosen, pair, segments, share)
         else:
             outputs = await scored(chosen, pair, segments)
         return [

@@ -6,7 +6,9 @@ A job into several languages often asks for a pair and for another pair through 
 and en→fr through es), or for several pairs through one pivot (de→fr and de→it through
 en): each source segment then goes through ``en→es`` (or ``de→en``) once in this process,
 whichever asks first; a request made while the same text is being translated waits for
-that translation rather than starting its own. Entries are keyed by the engine's version
+that translation rather than starting its own. Like the segment cache, outputs are shared
+within a tenant, and only by jobs that may reuse translations (``"cache": false`` sends
+every segment to the engine). Entries are keyed by the engine's version
 of the pair, so a model that changes never serves an old output; the most recently used
 ``size`` are kept.
 """
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
     from dragoman.engines import Engine
 
 SIZE = 50_000  # a shard's worth, by default
-_Key = tuple[str, str, Pair, str]
+_Key = tuple[str, str, str, Pair, str]
 
 
 class Legs:
@@ -35,11 +37,14 @@ class Legs:
         self._flying: dict[_Key, asyncio.Future[Scored]] = {}
         self.translated = 0  # segments this memo sent to an engine
 
-    async def translate(self, engine: Engine, pair: Pair, segments: Sequence[str]) -> list[Scored]:
+    async def translate(
+        self, engine: Engine, pair: Pair, segments: Sequence[str], share: str = ""
+    ) -> list[Scored]:
         """``engine``'s outputs for ``segments`` (with their confidence where it scores
-        them), each text sent to it at most once while its output is kept."""
+        them), each text sent to it at most once while its output is kept; outputs are
+        shared within ``share`` only (a tenant, as the segment cache is)."""
         version = engine.version(pair)
-        keys = [(engine.name, version, pair, text) for text in segments]
+        keys = [(share, engine.name, version, pair, text) for text in segments]
         found: dict[_Key, Scored] = {}
         waits: dict[_Key, asyncio.Future[Scored]] = {}
         mine: dict[_Key, asyncio.Future[Scored]] = {}

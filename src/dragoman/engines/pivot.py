@@ -94,15 +94,18 @@ class PivotRoute:
     def warm_pairs(self) -> frozenset[Pair]:
         return self.pairs() if all(leg.warm() for leg in self.legs) else frozenset()
 
-    async def translate(self, pair: Pair, segments: Sequence[str]) -> list[str]:
-        """The whole batch through the first leg (each text once in this process while its
-        output is kept, ``legs``), then through the second: two engine calls."""
+    async def translate(
+        self, pair: Pair, segments: Sequence[str], share: str | None = None
+    ) -> list[str]:
+        """The whole batch through the first leg, then through the second: two engine
+        calls. With ``share`` (a tenant whose jobs may reuse translations), the first leg's
+        outputs are shared in this process with the tenant's other requests (``legs``)."""
         self._check(pair)
         first, second = self.legs
-        if self._shared is None:
+        if self._shared is None or share is None:
             middle = await first.engine.translate(first.pair, segments)
         else:
-            shared = await self._shared.translate(first.engine, first.pair, segments)
+            shared = await self._shared.translate(first.engine, first.pair, segments, share)
             middle = [output.text for output in shared]
         return await second.engine.translate(second.pair, middle)
 

@@ -23,7 +23,13 @@ WithTerms = Callable[[str, Pair, Items], Awaitable[list[Output]]]
 
 
 async def translate_chunk(
-    engines: Engines, with_terms: WithTerms, engine: str, pair: Pair, items: Items
+    engines: Engines,
+    with_terms: WithTerms,
+    engine: str,
+    pair: Pair,
+    items: Items,
+    *,
+    shares: Callable[[Job], bool] = lambda _job: False,
 ) -> list[Output]:
     """One engine batch per kind (``KINDS``). A segment repeated in the chunk (same text,
     same kind, same glossary) is translated once and its translation copied to every
@@ -38,13 +44,18 @@ async def translate_chunk(
     for index, key in enumerate(keys):
         first.setdefault(key, index)
     distinct = [items[index] for index in first.values()]
-    outputs = await _translate(engines, with_terms, engine, pair, distinct)
+    outputs = await _translate(engines, with_terms, engine, pair, distinct, shares)
     translated = dict(zip(first, outputs, strict=True))
     return [translated[key] for key in keys]
 
 
 async def _translate(
-    engines: Engines, with_terms: WithTerms, engine: str, pair: Pair, items: Items
+    engines: Engines,
+    with_terms: WithTerms,
+    engine: str,
+    pair: Pair,
+    items: Items,
+    shares: Callable[[Job], bool],
 ) -> list[Output]:
     if any(job.options.glossary for job, _ in items):
         return await with_terms(engine, pair, items)
@@ -55,8 +66,24 @@ async def _translate(
             continue
         texts = [items[i][1] for i in indices]
         outputs = await engines.translate_scored(
-            engine, pair, texts, markup=markup, mark_unknown=marks
+            engine,
+            pair,
+            texts,
+            markup=markup,
+            mark_unknown=marks,
+            share=_scope(items, indices, shares),
         )
         for i, (text, confidence) in zip(indices, outputs, strict=True):
             out[i] = Output(text, confidence)
     return out
+
+
+def _scope(items: Items, indices: Sequence[int], shares: Callable[[Job], bool]) -> str | None:
+    """Whose outputs a pivot's first leg may share (``engines.legs``): the one tenant of
+    these segments when each of their jobs may reuse translations (the segment cache's
+    rule); None otherwise: every segment goes to the engine."""
+    jobs = [items[i][0] for i in indices]
+    tenants = {job.tenant for job in jobs}
+    if len(tenants) != 1 or not all(shares(job) for job in jobs):
+        return None
+    return tenants.pop() or ""

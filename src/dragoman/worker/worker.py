@@ -273,6 +273,7 @@ class BatchWorker:
                 engine,
                 pair,
                 [(u.job, text) for u, _, text in chunk],
+                shares=self._reuse.caches,
             )
             self._metrics.observe_batch(engine, len(chunk), time.perf_counter() - began)
             self._registration.tally.batch(len(chunk))
