@@ -125,6 +125,10 @@ class UnknownGlossary(NotFound):
     """A glossary id that is not one of the caller's."""
 
 
+class UnknownDictionary(NotFound):
+    """A language pair that one of the caller's glossaries has no dictionary for."""
+
+
 class NotFinished(Conflict):
     code = "not_finished"
 

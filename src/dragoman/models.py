@@ -330,16 +330,62 @@ class MemoryInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class Dictionary:
+    """A glossary's terms for one language pair: how many entries, and the glossary's
+    ``revision`` when they were last written (what keys the translations made with them)."""
+
+    source_lang: str
+    target_lang: str
+    entry_count: int
+    revision: int = 1
+
+    @property
+    def pair(self) -> Pair:
+        return Pair(self.source_lang, self.target_lang)
+
+
+@dataclass(frozen=True, slots=True)
 class Glossary:
-    """A tenant's term list for one pair; its entries never change (a change is a new
-    glossary). A deleted one disappears from its tenant's view but stays for the jobs that
-    named it until the retention of results is over."""
+    """A tenant's terms: one dictionary per language pair, at least one, in the order they
+    were added. ``revision`` counts its versions (1 when created, one more per change). A
+    deleted one disappears from its tenant's view but stays for the jobs that named it
+    until the retention of results is over.
+
+    ``source_lang``, ``target_lang`` and ``entry_count`` are its first dictionary's: what
+    the one-pair views (``/v1/glossaries``, DeepL's ``/v2/glossaries``) show."""
 
     id: str
     tenant: str | None
     name: str
-    source_lang: str
-    target_lang: str
-    entry_count: int
+    dictionaries: tuple[Dictionary, ...]
     created_at: datetime
     deleted_at: datetime | None = None
+    revision: int = 1
+
+    @property
+    def source_lang(self) -> str:
+        return self.dictionaries[0].source_lang
+
+    @property
+    def target_lang(self) -> str:
+        return self.dictionaries[0].target_lang
+
+    @property
+    def entry_count(self) -> int:
+        return self.dictionaries[0].entry_count
+
+    def dictionary(self, pair: Pair) -> Dictionary | None:
+        """Its dictionary for ``pair``, if it has one."""
+        return next((d for d in self.dictionaries if d.pair == pair), None)
+
+    def version(self, pair: Pair) -> str:
+        """What a job's translations of ``pair`` with this glossary are cached under: the
+        glossary, the pair and the revision of its dictionary for it (0: none), so an edit
+        never serves a translation made with other entries."""
+        found = self.dictionary(pair)
+        return glossary_version(self.id, pair, found.revision if found else 0)
+
+
+def glossary_version(glossary_id: str, pair: Pair, revision: int) -> str:
+    """``Glossary.version`` from its parts."""
+    return f"{glossary_id}:{pair}:{revision}"

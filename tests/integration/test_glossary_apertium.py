@@ -150,7 +150,7 @@ async def test_jobs_with_different_glossaries_share_one_engine_call(tmp_path: Pa
         terminology = Terminology(runtime, engines=Engines([counted]))
         one, other = [
             await terminology.create(
-                tenant=None, name=name, pair=EN_ES, rows=from_json([("server", target)])
+                tenant=None, name=name, dictionaries=[(EN_ES, from_json([("server", target)]))]
             )
             for name, target in (("a", "servidor central"), ("b", "ordenador"))
         ]

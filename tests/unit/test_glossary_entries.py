@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from dragoman.errors import ClientError, InvalidRequest, PayloadTooLarge
@@ -12,6 +14,7 @@ from dragoman.glossaries.entries import (
     checked,
     from_json,
     from_table,
+    merged,
     to_tsv,
 )
 
@@ -101,3 +104,32 @@ def test_a_name_is_checked() -> None:
     for bad, says in (("", "empty"), ("a\nb", "control"), ("ñññññ", "longer than 8 bytes")):
         with pytest.raises(InvalidRequest, match=says):
             check_name(bad, 8)
+
+
+def test_merged_entries_take_new_targets_in_place_and_new_sources_last() -> None:
+    current = [Entry("server", "servidor"), Entry("disk", "disco")]
+    rows = from_json([("a  disk", "x"), ("server", "nodo"), ("cat", "gato")])
+    assert merged(current, rows, Limits(max_entries=4, max_term_bytes=16)) == [
+        Entry("server", "nodo"),
+        Entry("disk", "disco"),
+        Entry("a  disk", "x"),
+        Entry("cat", "gato"),
+    ]
+    spaced = from_json([("server ", "nodo"), (" disk", "unidad")])
+    assert merged(current, spaced, LIMITS) == [Entry("server", "nodo"), Entry("disk", "unidad")]
+
+
+@pytest.mark.parametrize(
+    ("rows", "error", "says"),
+    [
+        ([("a", "b"), ("c", "d")], PayloadTooLarge, "4 once merged exceed the limit of 3"),
+        ([("a", "b"), ("a", "c")], InvalidRequest, "entries[1]: the source term 'a' duplicates"),
+        ([("a", "")], InvalidRequest, "entries[0]: the target term is empty"),
+    ],
+)
+def test_merged_entries_are_checked_and_counted(
+    rows: list[tuple[str, str]], error: type[ClientError], says: str
+) -> None:
+    current = [Entry("server", "servidor"), Entry("disk", "disco")]
+    with pytest.raises(error, match=re.escape(says)):
+        merged(current, from_json(rows), LIMITS)

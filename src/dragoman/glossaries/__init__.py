@@ -1,10 +1,13 @@
-"""Terminology: a tenant's glossaries (create, list, read, delete), the check that a job
-or request may use one, and the terms each translation keeps.
+"""Terminology: a tenant's glossaries (create, list, read, edit, delete), the check that a
+job or request may use one, and the terms each translation keeps.
 
-Glossaries never change once created (a change is a new glossary, as with DeepL's v2 API,
-and as Weblate's sync expects), so each process keeps the ones it used in memory by id.
-A deleted glossary leaves its tenant's view at once, but jobs that named it still get its
-terms; its rows go with the results' retention (``purge``).
+A glossary holds one dictionary per language pair (ADR 0027); a translation of a pair uses
+that pair's dictionary. Each change makes a new revision of the glossary, and the changed
+dictionary keeps that revision: each process keeps the dictionaries it compiled in memory
+by glossary, pair and revision, and a job's translations are cached under the same three
+(``Glossary.version``), so an edit never serves what other entries made. A deleted
+glossary leaves its tenant's view at once, but jobs that named it still get its terms; its
+rows go with the results' retention (``purge``).
 
 The package holds every part of a glossary but its HTTP routes (ADR 0015):
 
@@ -23,7 +26,7 @@ import asyncio
 import functools
 import uuid
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -34,58 +37,74 @@ from dragoman.errors import (
     InvalidRequest,
     NotFound,
     PayloadTooLarge,
+    UnknownDictionary,
     UnknownGlossary,
     UnsupportedPair,
 )
 from dragoman.glossaries.apply import Item, keep_terms, keep_terms_scored
-from dragoman.glossaries.entries import Limits, Row, check_name, checked, from_table
+from dragoman.glossaries.entries import Limits, Row, check_name, checked, from_table, merged
 from dragoman.glossaries.matching import Entry, Hit, Terms
-from dragoman.glossaries.store import Glossaries, SqlGlossaries
+from dragoman.glossaries.store import Edit, Glossaries, SqlGlossaries
 from dragoman.languages import canonical
-from dragoman.models import Glossary, Job, Output
+from dragoman.models import Dictionary, Glossary, Job, Output, glossary_version
 from dragoman.runtime import Runtime
 
-__all__ = ["Entry", "Glossaries", "Hit", "Item", "Terminology", "Terms", "keep_terms"]
+__all__ = ["Entry", "Glossaries", "Hit", "Item", "Loaded", "Terminology", "Terms", "keep_terms"]
 
-# What each process keeps compiled: at most this many glossaries and entries in all (a
+# What each process keeps compiled: at most this many dictionaries and entries in all (a
 # compiled entry takes about 0.6 KiB).
 _KEPT = 32
 _KEPT_ENTRIES = 100_000
+# Tries of an edit that meets another one made meanwhile (each reads the glossary again).
+_EDIT_TRIES = 5
 
 
 @dataclass(frozen=True, slots=True)
 class Loaded:
-    glossary: Glossary
-    terms: Terms
+    """A glossary's dictionary for one pair as a translation uses it: its compiled terms
+    (None: the glossary has none for the pair) and ``version``, what its translations are
+    cached under."""
+
+    version: str
+    terms: Terms | None
+
+
+Plan = Callable[[Glossary], Awaitable[Edit | None]]
 
 
 class Terminology:
-    """Every use case of glossaries, for the API (create, list, read, delete, check) and for
-    the processes that translate (``load``, ``translate``)."""
+    """Every use case of glossaries, for the API (create, list, read, edit, delete, check)
+    and for the processes that translate (``resolve``, ``translate``)."""
 
     def __init__(self, runtime: Runtime, *, engines: Engines) -> None:
         self._settings = runtime.settings
         self._store: Glossaries = SqlGlossaries(runtime.database)
         self._clock = runtime.clock
         self._engines = engines
-        self._kept: OrderedDict[str, Loaded] = OrderedDict()
+        self._kept: OrderedDict[tuple[str, Pair, int], Loaded] = OrderedDict()
 
     def _limits(self) -> Limits:
         return Limits(self._settings.glossary_max_entries, self._settings.glossary_max_term_bytes)
 
     def pair_of(self, source_lang: str, target_lang: str) -> Pair:
-        """The pair of a new glossary: canonical codes, installed."""
+        """The pair of a new dictionary: canonical codes, installed."""
         pair = Pair(canonical(source_lang), canonical(target_lang))
         if pair not in {installed for installed, _ in self._engines.languages()}:
             raise UnsupportedPair(f"language pair {pair} is not installed; see /v1/languages")
         return pair
 
     async def create(
-        self, *, tenant: str | None, name: str, pair: Pair, rows: Sequence[Row]
+        self, *, tenant: str | None, name: str, dictionaries: Sequence[tuple[Pair, Sequence[Row]]]
     ) -> Glossary:
-        """A new glossary of ``rows``, or the first mistake in them (``ClientError``)."""
+        """A new glossary of one dictionary per pair, or the first mistake in them."""
         name = check_name(name, self._settings.glossary_max_name_bytes)
-        entries = checked(rows, self._limits())
+        if not dictionaries:
+            raise InvalidRequest("dictionaries: a glossary needs at least one")
+        pairs = [pair for pair, _ in dictionaries]
+        twice = next((pair for i, pair in enumerate(pairs) if pair in pairs[:i]), None)
+        if twice is not None:
+            raise InvalidRequest(f"dictionaries: {twice} is given twice")
+        entries = [checked(rows, self._limits()) for _, rows in dictionaries]
         limit = self._settings.glossaries_per_tenant
         if len(await self._store.list_glossaries(tenant)) >= limit:
             raise Conflict(f"the limit of {limit} glossaries is reached; delete one first")
@@ -93,16 +112,19 @@ class Terminology:
             id=str(uuid.uuid4()),
             tenant=tenant,
             name=name,
-            source_lang=pair.source,
-            target_lang=pair.target,
-            entry_count=len(entries),
+            dictionaries=tuple(
+                Dictionary(pair.source, pair.target, len(found))
+                for pair, found in zip(pairs, entries, strict=True)
+            ),
             created_at=self._clock.now(),
         )
-        await self._store.add_glossary(glossary, [(e.source, e.target) for e in entries])
+        await self._store.add_glossary(
+            glossary, [[(e.source, e.target) for e in f] for f in entries]
+        )
         return glossary
 
     def rows_of_table(self, content: bytes, fmt: str, pair: Pair) -> list[Row]:
-        """The rows of an uploaded TSV or CSV table for a glossary of ``pair``."""
+        """The rows of an uploaded TSV or CSV table for a dictionary of ``pair``."""
         limit = self._settings.glossary_max_file_bytes
         if len(content) > limit:
             raise PayloadTooLarge(f"file: larger than the limit of {limit} bytes")
@@ -114,7 +136,7 @@ class Terminology:
                 given = None
             if given != pair:
                 raise InvalidRequest(
-                    f"its languages {source}-{target} are not the glossary's {pair}"
+                    f"its languages {source}-{target} are not the dictionary's {pair}"
                 )
 
         return from_table(content, fmt, check_languages=same_pair)
@@ -134,10 +156,87 @@ class Terminology:
             raise UnknownGlossary(f"glossary {glossary_id} not found")
         return found
 
-    async def entries(self, glossary_id: str, tenant: str | None) -> tuple[Glossary, list[Entry]]:
-        """The tenant's glossary and its entries, in their order."""
+    async def entries(
+        self, glossary_id: str, tenant: str | None, pair: Pair | None = None
+    ) -> tuple[Glossary, list[Entry]]:
+        """The tenant's glossary and the entries, in their order, of its dictionary for
+        ``pair`` (None: its first, as the one-pair views show it)."""
         glossary = await self.get(glossary_id, tenant)
-        return glossary, [Entry(s, t) for s, t in await self._store.glossary_entries(glossary.id)]
+        pair = pair or glossary.dictionaries[0].pair
+        found = await self._store.dictionary_entries(glossary.id, pair)
+        if found is None:
+            raise UnknownDictionary(f"glossary {glossary_id} has no dictionary for {pair}")
+        return glossary, [Entry(s, t) for s, t in found[1]]
+
+    async def rename(self, glossary_id: str, tenant: str | None, name: str) -> Glossary:
+        name = check_name(name, self._settings.glossary_max_name_bytes)
+
+        async def plan(_: Glossary) -> Edit:
+            return Edit(name=name)
+
+        return await self._change(glossary_id, tenant, plan)
+
+    async def merge(
+        self,
+        glossary_id: str,
+        tenant: str | None,
+        pair: Pair,
+        rows: Sequence[Row],
+        *,
+        name: str | None = None,
+    ) -> Glossary:
+        """Merges ``rows`` into the dictionary of ``pair`` (``entries.merged``), which is
+        created when the glossary has none; renames the glossary too, given a ``name``."""
+        if name is not None:
+            name = check_name(name, self._settings.glossary_max_name_bytes)
+
+        async def plan(glossary: Glossary) -> Edit:
+            current = await self._store.dictionary_entries(glossary.id, pair)
+            old = [Entry(s, t) for s, t in current[1]] if current else []
+            found = merged(old, rows, self._limits())
+            return Edit(name=name, pair=pair, entries=[(e.source, e.target) for e in found])
+
+        return await self._change(glossary_id, tenant, plan)
+
+    async def replace(
+        self, glossary_id: str, tenant: str | None, pair: Pair, rows: Sequence[Row]
+    ) -> Dictionary:
+        """Replaces the dictionary of ``pair`` with ``rows`` (added when it is new)."""
+        entries = [(e.source, e.target) for e in checked(rows, self._limits())]
+
+        async def plan(_: Glossary) -> Edit:
+            return Edit(pair=pair, entries=entries)
+
+        changed = await self._change(glossary_id, tenant, plan)
+        found = changed.dictionary(pair)
+        assert found is not None  # written in the revision just read
+        return found
+
+    async def remove(self, glossary_id: str, tenant: str | None, pair: Pair) -> None:
+        """Removes the dictionary of ``pair``; a glossary keeps at least one."""
+
+        async def plan(glossary: Glossary) -> Edit:
+            if glossary.dictionary(pair) is None:
+                raise UnknownDictionary(f"glossary {glossary_id} has no dictionary for {pair}")
+            if len(glossary.dictionaries) == 1:
+                raise InvalidRequest(
+                    f"the dictionary for {pair} is the glossary's last; delete the glossary"
+                )
+            return Edit(pair=pair)
+
+        await self._change(glossary_id, tenant, plan)
+
+    async def _change(self, glossary_id: str, tenant: str | None, plan: Plan) -> Glossary:
+        """The tenant's glossary changed as ``plan`` says from its current revision, tried
+        again from the next one when another change lands meanwhile."""
+        for _ in range(_EDIT_TRIES):
+            glossary = await self.get(glossary_id, tenant)
+            edit = await plan(glossary)
+            if edit is None:
+                return glossary
+            if await self._store.change_glossary(glossary.id, glossary.revision, edit):
+                return await self.get(glossary_id, tenant)
+        raise Conflict(f"glossary {glossary_id} is being changed by others; try again")
 
     async def delete(self, glossary_id: str, tenant: str | None) -> None:
         """Takes the glossary from its tenant's view; jobs that named it keep its terms."""
@@ -148,10 +247,11 @@ class Terminology:
     async def check(
         self, glossary_id: str | None, tenant: str | None, source: str | None, target: str
     ) -> Glossary | None:
-        """The glossary a job or request names, if it may use it: the tenant's, into
-        ``target``, from ``source`` (None: any, the source is detected per document).
-        ``NotFound`` naming it when the tenant has no such glossary (an unknown reference,
-        as a job's URL would be), ``InvalidRequest`` when it is for another pair."""
+        """The glossary a job or request names, if it may use it: the tenant's, with a
+        dictionary from ``source`` (None: from any, the source is detected per document)
+        into ``target``. ``NotFound`` naming it when the tenant has no such glossary (an
+        unknown reference, as a job's URL would be), ``GlossaryMismatch`` when it has no
+        dictionary for the pair."""
         if glossary_id is None:
             return None
         try:
@@ -160,49 +260,75 @@ class Terminology:
             raise UnknownGlossary(
                 f"glossary: {glossary_id!r} is not one of your glossaries; see /v1/glossaries"
             ) from None
-        if glossary.target_lang != target or source not in (None, glossary.source_lang):
+        pairs = [d.pair for d in glossary.dictionaries]
+        if not any(p.target == target and source in (None, p.source) for p in pairs):
             raise GlossaryMismatch(
-                f"glossary: {glossary_id!r} is for {glossary.source_lang}-"
-                f"{glossary.target_lang}, not {source or 'auto'}-{target}"
+                f"glossary: {glossary_id!r} is for {', '.join(map(str, pairs))}, "
+                f"not {source or 'auto'}-{target}"
             )
         return glossary
 
     async def terms_for(
         self, glossary_id: str | None, tenant: str | None, pair: Pair
     ) -> Terms | None:
-        """The terms of the glossary a request names, once ``check`` has passed."""
+        """The terms a request naming a glossary keeps, once ``check`` has passed."""
         glossary = await self.check(glossary_id, tenant, pair.source, pair.target)
-        return None if glossary is None else (await self.load(glossary.id)).terms
+        return await self.terms_in(glossary, pair)
 
-    async def load(self, glossary_id: str) -> Loaded:
-        """A glossary and its compiled terms, kept by id (deleted ones too: a queued job may
-        still need them)."""
-        kept = self._kept.get(glossary_id)
+    async def terms_in(self, glossary: Glossary | None, pair: Pair) -> Terms | None:
+        """The terms of ``glossary``'s dictionary for ``pair`` (None: it has none)."""
+        return None if glossary is None else (await self._loaded(glossary, pair)).terms
+
+    async def resolve(self, glossary_ids: Iterable[str | None], pair: Pair) -> dict[str, Loaded]:
+        """The dictionary for ``pair`` of each glossary named, as it is now (a deleted
+        glossary's too: a queued job still needs it)."""
+        found: dict[str, Loaded] = {}
+        for glossary_id in sorted({g for g in glossary_ids if g is not None}):
+            glossary = await self._store.get_glossary(glossary_id)
+            if glossary is None:
+                raise InvalidRequest(f"glossary {glossary_id} no longer exists")
+            found[glossary_id] = await self._loaded(glossary, pair)
+        return found
+
+    async def _loaded(self, glossary: Glossary, pair: Pair) -> Loaded:
+        dictionary = glossary.dictionary(pair)
+        if dictionary is None:
+            return Loaded(glossary.version(pair), None)
+        key = (glossary.id, pair, dictionary.revision)
+        kept = self._kept.get(key)
         if kept is not None:
-            self._kept.move_to_end(glossary_id)
+            self._kept.move_to_end(key)
             return kept
-        glossary = await self._store.get_glossary(glossary_id)
-        if glossary is None:
-            raise InvalidRequest(f"glossary {glossary_id} no longer exists")
-        rows = await self._store.glossary_entries(glossary_id)
+        found = await self._store.dictionary_entries(glossary.id, pair)
+        if found is None:  # removed since ``glossary`` was read
+            return Loaded(glossary_version(glossary.id, pair, 0), None)
+        # The revision read with the entries: a change since ``glossary`` was read is theirs.
+        revision, rows = found
         terms = await asyncio.to_thread(Terms.of, [Entry(s, t) for s, t in rows])
-        kept = self._kept[glossary_id] = Loaded(glossary, terms)
+        loaded = self._kept[(glossary.id, pair, revision)] = Loaded(
+            glossary_version(glossary.id, pair, revision), terms
+        )
         while len(self._kept) > 1 and (
             len(self._kept) > _KEPT
-            or sum(len(k.terms) for k in self._kept.values()) > _KEPT_ENTRIES
+            or sum(len(k.terms.entries) for k in self._kept.values() if k.terms) > _KEPT_ENTRIES
         ):
             self._kept.popitem(last=False)
-        return kept
+        return loaded
 
     async def translate(
-        self, engine: str, pair: Pair, jobs: Sequence[tuple[Job, str]]
+        self,
+        engine: str,
+        pair: Pair,
+        jobs: Sequence[tuple[Job, str]],
+        resolved: Mapping[str, Loaded] | None = None,
     ) -> list[Output]:
         """One chunk of a worker's batch: each segment of ``jobs`` (its job, its text)
         translated in one engine call per kind (file jobs' segments carry inline codes; a
-        job may ask for unknown words marked),
-        keeping its job's glossary where that glossary is for ``pair`` (a job with ``auto``
-        has documents of other languages); each with the model's confidence, and whether
-        terms were found in it."""
+        job may ask for unknown words marked), keeping the terms of its job's glossary for
+        ``pair`` (``resolved``, by glossary id; None: as ``resolve`` finds them now); each
+        with the model's confidence, and whether terms were found in it."""
+        if resolved is None:
+            resolved = await self.resolve((job.options.glossary for job, _ in jobs), pair)
         out: list[Output] = [Output("")] * len(jobs)
         for marked, marks in ((False, False), (True, False), (False, True), (True, True)):
             indices = [
@@ -212,7 +338,7 @@ class Terminology:
             ]
             if not indices:
                 continue
-            items = [(jobs[i][1], await self._terms_of(jobs[i][0], pair)) for i in indices]
+            items = [(jobs[i][1], _terms_of(jobs[i][0], resolved)) for i in indices]
             run = functools.partial(
                 self._engines.translate_scored, engine, pair, markup=marked, mark_unknown=marks
             )
@@ -221,14 +347,11 @@ class Terminology:
                 out[i] = output
         return out
 
-    async def _terms_of(self, job: Job, pair: Pair) -> Terms | None:
-        if job.options.glossary is None:
-            return None
-        loaded = await self.load(job.options.glossary)
-        glossary = loaded.glossary
-        fits = (glossary.source_lang, glossary.target_lang) == (pair.source, pair.target)
-        return loaded.terms if fits else None
-
     async def purge(self, deleted_before: datetime) -> int:
         """Removes for good the glossaries deleted before ``deleted_before``."""
         return await self._store.purge_glossaries(deleted_before)
+
+
+def _terms_of(job: Job, resolved: Mapping[str, Loaded]) -> Terms | None:
+    glossary = job.options.glossary
+    return None if glossary is None else resolved[glossary].terms

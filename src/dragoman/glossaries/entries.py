@@ -118,7 +118,7 @@ def checked(rows: Sequence[Row], limits: Limits) -> list[Entry]:
         source, target = row.source.strip(), row.target.strip()
         _check_term(row.where, "source", source, limits)
         _check_term(row.where, "target", target, limits)
-        key = " ".join(source.split())
+        key = _key(source)
         if key in first:
             raise InvalidRequest(
                 f"{row.where}: the source term {source!r} duplicates {first[key]}'s"
@@ -126,6 +126,30 @@ def checked(rows: Sequence[Row], limits: Limits) -> list[Entry]:
         first[key] = row.where
         entries.append(Entry(source, target))
     return entries
+
+
+def merged(current: Sequence[Entry], rows: Sequence[Row], limits: Limits) -> list[Entry]:
+    """``current`` with ``rows`` merged in (DeepL's ``PATCH``): a source given again takes
+    its new target where it stands, a new one comes last; ``rows`` checked as ``checked``
+    does, and the result against the limit of entries."""
+    found = list(current)
+    at = {_key(entry.source): i for i, entry in enumerate(found)}
+    for entry in checked(rows, limits):
+        i = at.setdefault(_key(entry.source), len(found))
+        if i == len(found):
+            found.append(entry)
+        else:
+            found[i] = entry
+    if len(found) > limits.max_entries:
+        raise PayloadTooLarge(
+            f"entries: {len(found)} once merged exceed the limit of {limits.max_entries}"
+        )
+    return found
+
+
+def _key(source: str) -> str:
+    """What makes two sources the same term: their words, whatever the spaces between."""
+    return " ".join(source.split())
 
 
 def _check_term(where: str, side: str, term: str, limits: Limits) -> None:

@@ -159,7 +159,7 @@ def _best_first(term: _Term) -> tuple[int, bool]:
 @dataclass(slots=True)
 class Terms:
     """A glossary's entries, indexed by their first two tokens (case-folded) for ``find``;
-    built once per glossary and kept, since glossaries never change."""
+    built once per dictionary revision and kept (a change is a new revision)."""
 
     entries: tuple[Entry, ...]
     _index: dict[str, _Start] = field(default_factory=dict)

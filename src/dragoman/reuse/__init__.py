@@ -5,6 +5,9 @@
   (``cache``); the store looks it all up in the transaction that stores the job.
 - ``Reuse.settle``: in the worker, after the engine, the new outputs go into the cache;
   where another worker stored one first, that one is used, so repeats stay identical.
+  A job with a glossary keys its segments by the version of the glossary's dictionary for
+  the pair (``Glossary.version``): at submission as the glossary is then, in the worker
+  as the chunk was translated with it.
 - ``Reuse.through_cache``: a synchronous request's segments (``/v1/translate`` and the
   LibreTranslate and DeepL texts), those stored from the cache, the others from the engine
   and then into the cache; its keys are those of a plain job without a glossary.
@@ -19,12 +22,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
 
 from dragoman.engines import Engines
 from dragoman.errors import DragomanError, TransientError
 from dragoman.formats.markup import parse_stored, same_codes
+from dragoman.glossaries.store import Glossaries, SqlGlossaries
 from dragoman.models import Document, Job, Output, Pair
 from dragoman.reuse.keys import cache_key, memory_key
 from dragoman.reuse.matching import JobSegment, fit, job_segment
@@ -50,6 +54,7 @@ class Reuse:
     def __init__(self, runtime: Runtime, *, engines: Engines) -> None:
         self._settings = runtime.settings
         self._store: CacheRows = SqlCacheRows(runtime.database)
+        self._glossaries: Glossaries = SqlGlossaries(runtime.database)
         self._clock = runtime.clock
         self._engines = engines
 
@@ -67,16 +72,34 @@ class Reuse:
         """The lookups of a new job (None when it has neither memories nor the cache)."""
         if not memory_ids and not self.caches(job):
             return None
+        units = shards or [job]
+        versions = await self._versions(job, units) if self.caches(job) else {}
         # A job into several languages holds a copy of its segments per target.
         segments = [segment for doc in documents for segment in doc.segments]
         segments *= len(job.target_langs)
-        work = (job, shards or [job], segments, tuple(memory_ids))
+        work = (job, units, segments, tuple(memory_ids), versions)
         if len(segments) > _IN_THREAD_SEGMENTS:
             return await asyncio.to_thread(self._prefill, *work)
         return self._prefill(*work)
 
+    async def _versions(self, job: Job, units: Sequence[Job]) -> dict[Pair, str]:
+        """The version of the job's glossary for each pair of its units, as it is now
+        (none without a glossary: a glossary that is gone leaves the job uncached)."""
+        if job.options.glossary is None:
+            return {}
+        glossary = await self._glossaries.get_glossary(job.options.glossary)
+        if glossary is None:
+            return {}
+        pairs = {Pair(unit.source_lang, unit.target_lang) for unit in units}
+        return {pair: glossary.version(pair) for pair in pairs}
+
     def _prefill(
-        self, job: Job, units: Sequence[Job], segments: list[str], memory_ids: tuple[int, ...]
+        self,
+        job: Job,
+        units: Sequence[Job],
+        segments: list[str],
+        memory_ids: tuple[int, ...],
+        versions: dict[Pair, str],
     ) -> Prefill:
         forms: dict[int, JobSegment] = {}
         memory_keys: dict[int, bytes] = {}
@@ -86,6 +109,9 @@ class Reuse:
             pair = Pair(unit.source_lang, unit.target_lang)
             marks = job.options.mark_unknown
             version = self._version(unit.engine, pair, marks) if self.caches(job) else None
+            glossary = versions.get(pair)
+            if job.options.glossary is not None and glossary is None:
+                version = None
             # What made a hit's entry: the key names the engine and its version.
             made_by = (unit.engine, self._engines.model(unit.engine, pair) if version else None)
             first = unit.first_position or 0
@@ -96,7 +122,7 @@ class Reuse:
                     form = forms[position] = job_segment(text, markup=job.options.markup)
                     memory_keys[position] = memory_key(pair.source, pair.target, form.form)
                 if version is not None:
-                    cache_keys[position] = self._key(unit, version, pair, text)
+                    cache_keys[position] = self._key(unit, version, pair, text, glossary)
                     cache_models[position] = made_by
         return Prefill(
             memory_ids,
@@ -172,25 +198,31 @@ class Reuse:
         return [found[key] for key in keys], hits
 
     @staticmethod
-    def _key(unit: Job, version: str, pair: Pair, text: str) -> bytes:
+    def _key(unit: Job, version: str, pair: Pair, text: str, glossary: str | None) -> bytes:
         return cache_key(
             tenant=unit.tenant,
             engine=unit.engine,
             version=version,
             pair=pair,
-            glossary=unit.options.glossary,
+            glossary=glossary,
             markup=unit.options.markup,
             segment=text,
         )
 
     async def settle(
-        self, chunk: Sequence[tuple[Job | None, str]], outputs: list[Output]
+        self,
+        chunk: Sequence[tuple[Job | None, str]],
+        outputs: list[Output],
+        glossaries: Mapping[str, str] | None = None,
     ) -> list[Output]:
         """The outputs to write for ``chunk`` (``(job, source)``; job None: the job stopped,
         its output is not kept): each acceptable new output is stored in the cache with its
         confidence, first write wins, and every output the cache holds comes back as stored
         (another's stored first comes without a confidence: this one's is not its own). A
-        store that is away costs the cache only: the outputs come back as they were."""
+        job's glossary keys its outputs by the version the chunk was translated with
+        (``glossaries``, by glossary id); one not given there is not cached. A store that is
+        away costs the cache only: the outputs come back as they were."""
+        by_glossary = glossaries or {}
         if not self._settings.cache:
             return outputs
         keyed: list[tuple[int, bytes]] = []
@@ -200,13 +232,18 @@ class Reuse:
                 continue
             if not _acceptable(job, source, output.text):
                 continue
+            glossary = job.options.glossary
+            if glossary is not None:
+                if glossary not in by_glossary:
+                    continue  # no version to key it by
+                glossary = by_glossary[glossary]
             pair = Pair(job.source_lang, job.target_lang)
             which = (job.engine, pair, job.options.mark_unknown)
             if which not in versions:
                 versions[which] = self._version(*which)
             version = versions[which]
             if version is not None:
-                keyed.append((i, self._key(job, version, pair, source)))
+                keyed.append((i, self._key(job, version, pair, source, glossary)))
         if not keyed:
             return outputs
         try:

@@ -9,6 +9,7 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    ForeignKeyConstraint,
     Index,
     Integer,
     LargeBinary,
@@ -270,23 +271,24 @@ memory_units = Table(
 )
 
 
+# A tenant's glossary: one dictionary per language pair (``glossary_dictionaries``), each
+# with its entries in their order (``dictionary_entries``).
 glossaries = Table(
     "glossaries",
     metadata,
     Column("id", String(64), primary_key=True),
     Column("tenant", String(128)),
     Column("name", Text, nullable=False),
-    Column("source_lang", String(16), nullable=False),
-    Column("target_lang", String(16), nullable=False),
-    Column("entry_count", Integer, nullable=False),
+    # One more at each change (a rename, a dictionary written or removed).
+    Column("revision", Integer, nullable=False, server_default=text("1")),
     Column("created_at", DateTime(timezone=True), nullable=False),
     # Set when its tenant deletes it; the row goes once no job may still need it.
     Column("deleted_at", DateTime(timezone=True)),
     Index("ix_glossaries_tenant_created", "tenant", "created_at"),
 )
 
-glossary_entries = Table(
-    "glossary_entries",
+glossary_dictionaries = Table(
+    "glossary_dictionaries",
     metadata,
     Column(
         "glossary_id",
@@ -294,7 +296,31 @@ glossary_entries = Table(
         ForeignKey("glossaries.id", ondelete="CASCADE"),
         primary_key=True,
     ),
+    Column("source_lang", String(16), primary_key=True),
+    Column("target_lang", String(16), primary_key=True),
+    Column("position", Integer, nullable=False),  # the order the dictionaries were added
+    Column("entry_count", Integer, nullable=False),
+    # The glossary's revision when these entries were written: a job's translations are
+    # cached under it.
+    Column("revision", Integer, nullable=False),
+)
+
+dictionary_entries = Table(
+    "dictionary_entries",
+    metadata,
+    Column("glossary_id", String(64), primary_key=True),
+    Column("source_lang", String(16), primary_key=True),
+    Column("target_lang", String(16), primary_key=True),
     Column("position", Integer, primary_key=True),
     Column("source", Text, nullable=False),
     Column("target", Text, nullable=False),
+    ForeignKeyConstraint(
+        ["glossary_id", "source_lang", "target_lang"],
+        [
+            "glossary_dictionaries.glossary_id",
+            "glossary_dictionaries.source_lang",
+            "glossary_dictionaries.target_lang",
+        ],
+        ondelete="CASCADE",
+    ),
 )

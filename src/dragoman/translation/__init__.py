@@ -7,7 +7,7 @@
 1. the limits: the number of texts, then each text (``validation.check_segments``);
 2. the languages: the pair installed, or for ``auto`` the sources that translate into the
    target;
-3. the glossary, if one is named: the tenant's, for the pair;
+3. the glossary, if one is named: the tenant's, with a dictionary for the pair;
 4. the charge to the tenant's usage (every character given, tags included);
 5. detection, for ``auto``: each text on its own (an HTML text by its words);
 6. each text through the tenant's segment cache and the dynamic batcher: a plain text as
@@ -187,11 +187,11 @@ class TextTranslation:
     async def _auto(self, request: TextRequest, target: str) -> TextResult:
         sources = self.candidates(target, request.engine)
         glossary = await self._terminology.check(request.glossary, request.tenant, None, target)
-        terms = (await self._terminology.load(glossary.id)).terms if glossary else None
 
         async def each(source: str, texts: list[str]) -> list[str]:
             engine, pair = self.resolve(source, target, request.engine)
-            kept = terms if glossary is not None and glossary.source_lang == source else None
+            # The glossary's dictionary for the language detected, if it has one.
+            kept = await self._terminology.terms_in(glossary, pair)
             return await self._run(request, engine, pair, kept, texts)
 
         async def detected() -> TextResult:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -266,10 +267,15 @@ class BatchWorker:
             chunk = [item for item in pending[start : start + size] if not item[0].stopped]
             if not chunk:
                 continue
+            # The glossaries' dictionaries as they are now: the chunk keeps their terms, and
+            # its outputs are cached under their versions.
+            glossaries = await self._stored(
+                self._terminology.resolve, [u.job.options.glossary for u, _, _ in chunk], pair
+            )
             began = time.perf_counter()
             outputs = await translate_chunk(
                 self._engines,
-                self._terminology.translate,
+                functools.partial(self._terminology.translate, resolved=glossaries),
                 engine,
                 pair,
                 [(u.job, text) for u, _, text in chunk],
@@ -279,7 +285,9 @@ class BatchWorker:
             self._registration.tally.batch(len(chunk))
             # Segment cache (reuse): the new outputs are stored, the first stored one wins.
             outputs = await self._reuse.settle(
-                [(None if unit.stopped else unit.job, text) for unit, _, text in chunk], outputs
+                [(None if unit.stopped else unit.job, text) for unit, _, text in chunk],
+                outputs,
+                {glossary: loaded.version for glossary, loaded in glossaries.items()},
             )
             await self._write(chunk, outputs, (engine, model))
             if all(unit.stopped for unit in units):

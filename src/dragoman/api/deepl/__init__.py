@@ -1,13 +1,15 @@
-"""DeepL's API v2 over dragoman: ``params`` reads its requests and keys, ``errors`` words
-dragoman's refusals in its shape, ``text``/``tags``/``documents``/``glossaries`` do its use
-cases with dragoman's, ``routes`` answers them."""
+"""DeepL's API v2 (and v3's glossaries) over dragoman: ``params`` reads its requests and
+keys, ``errors`` words dragoman's refusals in its shape, ``text``/``tags``/``documents``/
+``glossaries`` do its use cases with dragoman's, ``routes`` answers them, ``multilingual``
+answers ``/v3/glossaries``."""
 
 from fastapi import APIRouter
 
-from dragoman.api.deepl import glossaries, routes
+from dragoman.api.deepl import glossaries, multilingual, routes
 
 router = APIRouter()
 router.include_router(glossaries.router)  # before the catch-all /v2 404 of ``routes``
 router.include_router(routes.router)
+router.include_router(multilingual.router)
 
 __all__ = ["router"]

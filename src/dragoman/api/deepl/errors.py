@@ -23,6 +23,7 @@ from dragoman.errors import (
     TooManyRequests,
     TransientError,
     Unauthorized,
+    UnknownDictionary,
     UnknownGlossary,
     UnsupportedPair,
 )
@@ -91,6 +92,8 @@ def _worded(exc: ClientError) -> str:
         return "Authorization failure: the auth key is missing or not valid"
     if isinstance(exc, UnknownGlossary):
         return "Glossary not found"
+    if isinstance(exc, UnknownDictionary):
+        return "Dictionary not found"
     if isinstance(exc, GlossaryMismatch):
         return "Language pair of the glossary doesn't match the language pair of the request"
     if isinstance(exc, UnsupportedPair) and exc.missing is not None:

@@ -1,12 +1,16 @@
 """DeepL's v2 glossaries, kept in dragoman's one glossary store: a glossary made here is
-usable by ``/v1`` (and one made by ``/v1`` here) for the same tenant.
+usable by ``/v1`` and ``/v3`` (and one made there here) for the same tenant.
 
 The shapes are DeepL's: a glossary is ``{glossary_id, name, ready, source_lang,
-target_lang, creation_time, entry_count}``, its entries come back as TSV, and glossaries
-never change once created, which is how Weblate syncs them (``weblate:…`` names, a new one
-per change, stale ones deleted). ``/v2/glossary-language-pairs`` lists every installed pair:
-any pair translates with a glossary here. Routes other than these under ``/v2/glossaries``
-are the router's DeepL 404 (``routes.py``), so this router is included before it.
+target_lang, creation_time, entry_count}``, its entries come back as TSV, and a glossary
+made here is never changed here, which is how Weblate syncs them (``weblate:…`` names, a
+new one per change, stale ones deleted). As on DeepL, a glossary of several dictionaries
+(``/v3/glossaries``) is listed and read here as its first dictionary, and one changed
+through ``/v3`` (or of several dictionaries) cannot be deleted here: ``DELETE
+/v3/glossaries/{id}`` does that. ``/v2/glossary-language-pairs`` lists every installed
+pair: any pair translates with a glossary here. Routes other than these under
+``/v2/glossaries`` are the router's DeepL 404 (``routes.py``), so this router is included
+before it.
 """
 
 from __future__ import annotations
@@ -98,14 +102,14 @@ async def create(request: Request, service: Service) -> Response:
             pair = terminology.pair_of(source, target)
         except UnsupportedPair:
             raise DeepLRefusal("Unsupported glossary source and target language pair") from None
-        rows = _rows(service, entries, fmt, pair)
-        glossary = await terminology.create(tenant=tenant, name=name, pair=pair, rows=rows)
+        rows = rows_of(service, entries, fmt, pair)
+        glossary = await terminology.create(tenant=tenant, name=name, dictionaries=[(pair, rows)])
         return JSONResponse(glossary_object(glossary), status_code=201)
 
     return await handle(request, use)
 
 
-def _rows(service: ApiParts, entries: str, fmt: str, pair: Pair) -> list[Row]:
+def rows_of(service: ApiParts, entries: str, fmt: str, pair: Pair) -> list[Row]:
     """The rows of DeepL's ``entries``; a mistake is DeepL's 400 saying where it is."""
     try:
         return service.terminology.rows_of_table(entries.encode(), fmt, pair)
@@ -138,7 +142,6 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
         accept = request.headers.get("accept", "*/*")
         if TSV not in accept and "*/*" not in accept:
             raise DeepLRefusal(f"Unsupported Accept header: entries are given as {TSV}", 415)
-        await service.terminology.get(glossary_id, tenant)
         found = await service.terminology.entries(glossary_id, tenant)
         return Response(to_tsv(found[1]), media_type=f"{TSV}; charset=utf-8")
 
@@ -148,7 +151,12 @@ async def entries(request: Request, glossary_id: str, service: Service) -> Respo
 @router.delete("/v2/glossaries/{glossary_id}")
 async def delete(request: Request, glossary_id: str, service: Service) -> Response:
     async def use(_: DeepLParams, tenant: str | None) -> Any:
-        await service.terminology.get(glossary_id, tenant)
+        glossary = await service.terminology.get(glossary_id, tenant)
+        if glossary.revision > 1 or len(glossary.dictionaries) > 1:
+            raise DeepLRefusal(
+                "This glossary was changed through /v3/glossaries or has several dictionaries;"
+                f" delete it with DELETE /v3/glossaries/{glossary_id}"
+            )
         await service.terminology.delete(glossary_id, tenant)
         return Response(status_code=204)
 

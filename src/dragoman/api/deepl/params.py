@@ -78,6 +78,17 @@ class DeepLParams(Params):
             raise unsupported(name)
         return [tag.strip() for item in items for tag in item.split(",") if tag.strip()]
 
+    def objects(self, name: str) -> list[DeepLParams] | None:
+        """A JSON array of objects (``dictionaries``), each read as parameters; None when
+        it is not given."""
+        found = self._values.get(name)
+        if not found:
+            return None
+        items = found[0]
+        if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+            raise DeepLRefusal(f"Value for '{name}' not supported: a JSON array of objects")
+        return [DeepLParams({str(key): [value] for key, value in item.items()}) for item in items]
+
     def file(self, name: str) -> UploadFile:
         found = self._values.get(name)
         value = found[0] if found else None

@@ -1,4 +1,9 @@
-"""``/v1/glossaries``: a tenant's term lists, sent as JSON entries or a CSV/TSV file."""
+"""``/v1/glossaries``: a tenant's term lists, sent as JSON entries or a CSV/TSV file.
+
+A glossary here has one language pair. One made with several (DeepL's ``/v3/glossaries``)
+shows its first dictionary here, the one added first: its pair, entry count and entries;
+``/v1/translate`` and jobs use its dictionary of their own pair, and a deletion here takes
+the whole glossary."""
 
 from __future__ import annotations
 
@@ -48,7 +53,7 @@ class EntryIn(BaseModel):
 
 
 class GlossaryIn(BaseModel):
-    """A glossary as JSON; its entries never change once it is created."""
+    """A glossary as JSON: one language pair and its entries."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -172,7 +177,7 @@ async def create_glossary(
         body = await _json_in(request)
         name, pair = body.name, terminology.pair_of(body.source_lang, body.target_lang)
         rows = from_json((entry.source, entry.target) for entry in body.entries)
-    glossary = await terminology.create(tenant=tenant, name=name, pair=pair, rows=rows)
+    glossary = await terminology.create(tenant=tenant, name=name, dictionaries=[(pair, rows)])
     response.headers["Location"] = f"/v1/glossaries/{glossary.id}"
     return GlossaryOut.of(glossary)
 
