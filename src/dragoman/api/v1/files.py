@@ -36,6 +36,7 @@ from dragoman.api.v1.schemas import (
     one_target_form,
     some_target,
     source_of,
+    target_query,
 )
 from dragoman.errors import InvalidRequest
 from dragoman.formats import FORMATS
@@ -248,6 +249,9 @@ async def _upload(part: Any, declared: str | None, service: Service) -> Upload:
     return Upload(part.filename, content, declared)
 
 
+Partial = Annotated[bool, Query(description="The units translated so far")]
+
+
 @router.get(
     "/v1/jobs/{job_id}/files/{n}",
     response_class=Response,
@@ -271,13 +275,9 @@ async def get_file(
     n: Annotated[int, Path(ge=0, le=2**31 - 1, description="The file's place, from 0")],
     service: Service,
     tenant: Tenant,
-    partial: Annotated[bool, Query(description="The units translated so far")] = False,
+    partial: Partial = False,
     target: Annotated[
-        str | None,
-        Query(
-            description="One of the job's target_langs; required when it has several",
-            json_schema_extra={"pattern": LANGUAGE_PATTERN},
-        ),
+        str | None, target_query("One of the job's target_langs; required when it has several")
     ] = None,
 ) -> Response:
     """The n-th uploaded file, translated; 409 ``not_finished`` until the job (or, with
@@ -302,13 +302,10 @@ async def get_files_zip(
     job_id: str,
     service: Service,
     tenant: Tenant,
-    partial: Annotated[bool, Query(description="The units translated so far")] = False,
+    partial: Partial = False,
     target: Annotated[
         str | None,
-        Query(
-            description="One of the job's target_langs: its files only; absent: every target's",
-            json_schema_extra={"pattern": LANGUAGE_PATTERN},
-        ),
+        target_query("One of the job's target_langs: its files only; absent: every target's"),
     ] = None,
 ) -> Response:
     """The job's files in one zip, a folder per target language; 409 ``not_finished`` until

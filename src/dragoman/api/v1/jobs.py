@@ -18,7 +18,7 @@ from dragoman.api.errors import error_responses
 from dragoman.api.responses import written
 from dragoman.api.v1.files import submit_files
 from dragoman.api.v1.job_out import DocumentResult, JobList, JobOut, JobResult
-from dragoman.api.v1.schemas import LANGUAGE_PATTERN, JobIn
+from dragoman.api.v1.schemas import JobIn, target_query
 from dragoman.formats.tmx import MEDIA_TYPE as TMX_MEDIA_TYPE
 from dragoman.jobs import CURSOR_PATTERN
 from dragoman.jobs.events import ID_PATTERN, KINDS, Cursor, Event, follow
@@ -224,10 +224,9 @@ async def _server_sent(events: AsyncIterator[Event | None]) -> AsyncIterator[byt
 # ``?target=``: one target language of a job into several.
 Target = Annotated[
     str | None,
-    Query(
-        description="One of the job's target_langs: its translations only; absent: every "
-        "target's, target after target",
-        json_schema_extra={"pattern": LANGUAGE_PATTERN},
+    target_query(
+        "One of the job's target_langs: its translations only; absent: every target's, "
+        "target after target"
     ),
 ]
 

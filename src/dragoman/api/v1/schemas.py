@@ -6,6 +6,7 @@ import re
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
+from fastapi import Query
 from pydantic import (
     AfterValidator,
     AwareDatetime,
@@ -234,6 +235,11 @@ def one_target_form(schema: dict[str, Any]) -> None:
     ``"default": null``."""
     schema.update(_SOME_TARGET)
     form_schema(schema)
+
+
+def target_query(description: str) -> Any:
+    """A ``?target=`` query parameter: one target language of a job into several."""
+    return Query(description=description, json_schema_extra={"pattern": LANGUAGE_PATTERN})
 
 
 def some_target(target_lang: str | None, target_langs: object) -> None:
