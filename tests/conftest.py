@@ -53,6 +53,7 @@ class ScriptedEngine:
         self.delay_s = 0.0
         self.calls: list[list[str]] = []
         self.version_tag = "1"  # what version() says for every pair
+        self.fail_into: set[str] = set()  # target languages whose every translation fails
         self.release = asyncio.Event()
         self.release.set()
 
@@ -70,7 +71,7 @@ class ScriptedEngine:
         await self.release.wait()
         if self.delay_s:
             await asyncio.sleep(self.delay_s)
-        if any(s == "<explode>" for s in segments):
+        if pair.target in self.fail_into or any(s == "<explode>" for s in segments):
             from dragoman.errors import EngineError
 
             raise EngineError("scripted engine failure")

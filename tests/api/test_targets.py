@@ -6,12 +6,18 @@ from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
 import pytest
 
+from dragoman.api.app import create_app
+from dragoman.engines import Engines
+from dragoman.models import Pair
+from dragoman.services import EmbeddedService
 from tests.api.helpers import assert_error, finished
+from tests.conftest import ScriptedEngine, stop_service
 
 TARGETS = ["es", "ca", "fr"]
 DOCUMENTS = [
@@ -186,3 +192,45 @@ async def test_the_tmx_has_a_unit_per_target(client: httpx.AsyncClient) -> None:
     assert tmx.count('xml:lang="es"') == 3 and tmx.count('xml:lang="ca"') == 3
     only = (await client.get(f"/v1/jobs/{job['id']}/tmx?target=ca")).text
     assert only.count('xml:lang="ca"') == 3 and 'xml:lang="es"' not in only
+
+
+@pytest.fixture
+async def french_fails(make_settings: Any) -> AsyncIterator[httpx.AsyncClient]:
+    engine = ScriptedEngine([Pair("en", "es"), Pair("en", "fr")])
+    engine.fail_into.add("fr")
+    service = EmbeddedService(make_settings(max_attempts=1), engines=Engines([engine]))
+    await service.start()
+    app = create_app(service, manage_lifecycle=False)
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://t"
+    ) as client:
+        yield client
+    await stop_service(service)
+
+
+async def test_a_failed_target_ends_alone_and_the_others_are_delivered(
+    french_fails: httpx.AsyncClient,
+) -> None:
+    client = french_fails
+    files = [("files", ("a.txt", b"Hello world.\nGood morning.\n"))]
+    form = {"source_lang": "en", "target_langs": "es,fr"}
+    response = await client.post("/v1/jobs", data=form, files=files)
+    assert response.status_code == 202, response.text
+    job = await finished(client, response.json()["id"])
+    assert job["status"] == "failed"
+    assert job["error"]["code"] == "engine_error"
+    assert job["error"]["message"].startswith("fr: ")
+    assert [(t["target_lang"], t["status"]) for t in job["targets"]] == [
+        ("es", "succeeded"),
+        ("fr", "failed"),
+    ]
+    # What was translated is delivered: the Spanish file, result and zip.
+    spanish = await client.get(f"/v1/jobs/{job['id']}/files/0?target=es")
+    assert spanish.status_code == 200 and spanish.content == b"HELLO WORLD.\nGOOD MORNING.\n"
+    assert_error(await client.get(f"/v1/jobs/{job['id']}/files/0?target=fr"), 409, "not_finished")
+    result = (await client.get(f"/v1/jobs/{job['id']}/result?target=es")).json()
+    assert result["documents"][0]["segments"] == ["HELLO WORLD.", "GOOD MORNING."]
+    archive = await client.get(f"/v1/jobs/{job['id']}/files.zip")
+    assert archive.status_code == 200, archive.text
+    with zipfile.ZipFile(io.BytesIO(archive.content)) as unzipped:
+        assert unzipped.namelist() == ["es/a.es.txt"]

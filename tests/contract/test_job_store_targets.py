@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import UTC, datetime
 
-from dragoman.models import Document, Job, JobStatus, Pool, SourceFile, TargetProgress
+from dragoman.models import Document, Job, JobError, JobStatus, Pool, SourceFile, TargetProgress
 from dragoman.store import JobStore
 from tests.attempts import claim, mark_submitted, write_results
 
@@ -115,3 +115,31 @@ async def test_a_listing_shows_each_targets_progress(store: JobStore) -> None:
     await store.create(job, DOCS, shards_of(job))
     listed, _ = await store.list_jobs(tenant=None, status=None, limit=10, cursor=None)
     assert [(j.id, [t.target_lang for t in j.by_target]) for j in listed] == [("j2", ["es", "fr"])]
+
+
+async def test_a_failed_target_leaves_the_others_to_finish(store: JobStore) -> None:
+    job = a_job("j3")
+    await store.create(job, DOCS, shards_of(job))
+    shard = await mark_submitted(store, "j3-fr", T0)
+    assert shard is not None and await claim(store, "j3-fr", shard.attempts, T0)
+    broke = JobError("engine_error", "broke")
+    assert await store.finish("j3-fr", shard.attempts, JobStatus.FAILED, broke, T0)
+    found = await store.get("j3")
+    assert found is not None and found.status is JobStatus.RUNNING  # es goes on
+    assert [(t.target_lang, t.status) for t in found.by_target] == [
+        ("es", JobStatus.QUEUED),
+        ("fr", JobStatus.FAILED),
+    ]
+    await translated(store, "j3-es", ["uno", "dos", "tres"])
+    done = await store.get("j3")
+    assert done is not None
+    assert (done.status, done.error) == (
+        JobStatus.FAILED,
+        JobError("engine_error", "fr: shard 2/2: broke"),
+    )
+    assert [(t.target_lang, t.status) for t in done.by_target] == [
+        ("es", JobStatus.SUCCEEDED),
+        ("fr", JobStatus.FAILED),
+    ]
+    es = await store.documents("j3", copy=0)
+    assert [doc.targets for doc in es] == [["uno", "dos"], ["tres"]]

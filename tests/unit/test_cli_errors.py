@@ -33,7 +33,7 @@ from dragoman.api.app import create_app
 from dragoman.cli import app
 from dragoman.cli.app import INTERRUPT_GRACE_S
 from dragoman.engines import Engines
-from dragoman.models import Pool
+from dragoman.models import Pair, Pool
 from dragoman.scaling import open_controller
 from dragoman.scaling.process import ProcessController
 from dragoman.services import EmbeddedService
@@ -79,8 +79,8 @@ class Seen:
 class Api:
     """The embedded dragoman app over a scripted engine, served by uvicorn in a thread."""
 
-    def __init__(self, data_dir: Path, **overrides: Any) -> None:
-        self.engine = ScriptedEngine()
+    def __init__(self, data_dir: Path, engine: ScriptedEngine | None = None, **overrides: Any):
+        self.engine = engine or ScriptedEngine()
         fast = {"heartbeat_interval_s": 0.05, "sweep_interval_s": 0.05, "max_attempts": 1}
         settings = Settings(data_dir=data_dir, sync_batch_delay_s=0.005, **{**fast, **overrides})
         self.service = EmbeddedService(settings, engines=Engines([self.engine]))
@@ -446,6 +446,22 @@ def test_a_failed_job_says_why(api: Api, tmp_path: Path) -> None:
     assert message.startswith("dragoman: job ") and " failed: " in message
     assert "scripted engine failure" in message and "(engine_error)" in message
     assert not (tmp_path / "boom.es.txt").exists()
+
+
+def test_a_failed_target_is_reported_after_the_others_are_written(
+    tmp_path: Path, text: Path
+) -> None:
+    engine = ScriptedEngine([Pair("en", "es"), Pair("en", "fr")])
+    engine.fail_into.add("fr")
+    with Api(tmp_path / "data", engine) as running:
+        result = dragoman(
+            "translate", str(text), "--from", "en", "--to", "es,fr", "--server", running.url
+        )
+    assert result.exit_code == 1
+    message = said(result)
+    assert message.startswith("dragoman: job ") and " failed: fr: " in message
+    assert (tmp_path / "a.es.txt").read_text(encoding="utf-8") == "HELLO WORLD.\n\nTHE CAT.\n"
+    assert not (tmp_path / "a.fr.txt").exists()
 
 
 def test_a_job_cancelled_meanwhile_is_reported(fresh_api: Api, text: Path) -> None:

@@ -22,6 +22,7 @@ from dragoman.client import (
     ConnectionLost,
     InvalidServerURL,
     JobResult,
+    JobUnsuccessful,
     JobView,
     NotADragoman,
     NotHTTP,
@@ -32,6 +33,7 @@ from dragoman.client import (
     Targets,
     UnknownHost,
     output_path,
+    succeeded,
 )
 
 
@@ -194,6 +196,14 @@ def _outputs(job: JobView, targets: list[str]) -> list[tuple[str | None, str]]:
     return [(code, code) for code in job["target_langs"]]
 
 
+def _delivered(client: Client, job: JobView, targets: list[str]) -> list[tuple[str | None, str]]:
+    """The ``_outputs`` whose translation succeeded; ``JobUnsuccessful`` when none did."""
+    outputs = [(t, name) for t, name in _outputs(job, targets) if succeeded(job, t)]
+    if not outputs:
+        raise JobUnsuccessful(client.server, job)
+    return outputs
+
+
 def _read_bytes(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -224,11 +234,13 @@ def _translate_files(
                 **options,
             )
             job = _follow(client, job)
-            client.translation(job)  # JobUnsuccessful unless it succeeded
-            for target, name in _outputs(job, targets):
+            outputs = _delivered(client, job, targets)
+            for target, name in outputs:
                 for n, (path, _) in enumerate(contents):
                     content = client.file(job["id"], n, target)
                     _write_file(output_path(path, name), content, path)
+            if len(outputs) < len(_outputs(job, targets)):
+                raise JobUnsuccessful(client.server, job)
         except KeyboardInterrupt:
             _interrupted(client, job)
 
@@ -254,9 +266,9 @@ def _translate_lines(
         try:
             job = client.submit(source, _asked(targets), documents, **options)
             job = _follow(client, job)
-            # JobUnsuccessful unless it succeeded
             results = [
-                (client.translation(job, target), name) for target, name in _outputs(job, targets)
+                (client.translation(job, target), name)
+                for target, name in _delivered(client, job, targets)
             ]
         except KeyboardInterrupt:
             _interrupted(client, job)
@@ -269,6 +281,9 @@ def _translate_lines(
             ExitCode.INTERRUPTED,
             f"run again, or fetch {client.server}/v1/jobs/{job['id']}/result",
         )
+    if len(results) < len(_outputs(job, targets)):
+        with _api_errors():
+            raise JobUnsuccessful(client.server, job)
 
 
 def _write(lines: dict[Path, list[str]], result: JobResult, target: str) -> None:

@@ -48,7 +48,14 @@ from dragoman.client.errors import (
     UnknownHost,
 )
 from dragoman.client.sse import server_events
-from dragoman.client.views import DocumentResult, JobPage, JobResult, JobView, TargetView
+from dragoman.client.views import (
+    DocumentResult,
+    JobPage,
+    JobResult,
+    JobView,
+    TargetView,
+    succeeded,
+)
 from dragoman.formats import translated_name
 from dragoman.models import FINISHED, JobStatus
 
@@ -75,6 +82,7 @@ __all__ = [
     "UnknownHost",
     "output_path",
     "server_url",
+    "succeeded",
 ]
 
 DEFAULT_SERVER = "http://127.0.0.1:8080"
@@ -290,8 +298,9 @@ class Client:
 
     def translation(self, job: JobView, target: str | None = None) -> JobResult:
         """The result of a finished job (``target``'s only, with one); ``JobUnsuccessful``
-        unless it succeeded."""
-        if job["status"] != JobStatus.SUCCEEDED:
+        unless it (or ``target``, in a job that ended with another target failed)
+        succeeded."""
+        if not succeeded(job, target):
             raise JobUnsuccessful(self.server, job)
         return self.result(job["id"], target)
 

@@ -63,3 +63,13 @@ class JobResult(TypedDict):
     id: str
     status: str
     documents: list[DocumentResult]
+
+
+def succeeded(job: JobView, target: str | None = None) -> bool:
+    """Whether ``job`` succeeded, or with ``target``, whether its translation into
+    ``target`` did: a job into several languages may end failed with some delivered."""
+    if target is not None:
+        for each in job.get("targets") or []:
+            if each["target_lang"] == target:
+                return each["status"] == "succeeded"
+    return job["status"] == "succeeded"

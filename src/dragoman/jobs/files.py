@@ -171,7 +171,10 @@ class FileJobs:
         zip: a folder per target language, ``<target>/<stem>.<target><ext>``."""
         job = await self._manager.get(job_id, tenant)
         copy = copy_of(job, target)
-        copies = range(len(job.target_langs)) if copy is None else [copy]
+        copies = list(range(len(job.target_langs))) if copy is None else [copy]
+        if copy is None and job.status.finished and not partial and job.by_target:
+            # A job that ended with some targets failed: the zip holds those that succeeded.
+            copies = [each for each in copies if _succeeded(job, each)] or copies[:1]
         for each in copies:
             _check_finished(job, each, partial)
         files: list[tuple[str, TranslatedFile]] = []
@@ -199,10 +202,15 @@ class FileJobs:
         return sum(len(unit.plain) for unit in units)
 
 
+def _succeeded(job: Job, copy: int) -> bool:
+    status = job.by_target[copy].status if job.by_target else job.status
+    return status is JobStatus.SUCCEEDED
+
+
 def _check_finished(job: Job, copy: int, partial: bool) -> None:
     """``NotFinished`` unless target ``copy`` of ``job`` succeeded (or ``partial``)."""
-    status = job.by_target[copy].status if job.by_target else job.status
-    if status is not JobStatus.SUCCEEDED and not partial:
+    if not _succeeded(job, copy) and not partial:
+        status = job.by_target[copy].status if job.by_target else job.status
         into = f" into {job.target_langs[copy]}" if job.targets else ""
         raise NotFinished(
             f"job {job.id} is {status}{into}; the file is ready when it has succeeded "

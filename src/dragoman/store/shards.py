@@ -133,13 +133,20 @@ def roll_up(
     error: JobError | None,
     now: datetime,
 ) -> None:
-    """Ends the parent of a shard that ended with ``status``, when that ends it."""
+    """Ends the parent of a shard that ended with ``status``, when that ends it.
+
+    A failed shard fails its own target: the unfinished shards into the same language are
+    cancelled, those into the job's other languages go on, and the parent fails once none
+    is left unfinished (at once for a job into one language). A cancelled shard ends the
+    whole job."""
     if status is JobStatus.SUCCEEDED:
-        _succeed_after_last(conn, parent_id, now)
+        _end_after_last(conn, parent_id, now)
+        return
+    if status is JobStatus.FAILED:
+        _fail_target(conn, parent_id, shard, now)
+        _end_after_last(conn, parent_id, now, siblings)
         return
     prefix = f"shard {siblings.index(shard) + 1}/{len(siblings)}"
-    if error is None and status is JobStatus.FAILED:
-        error = JobError("shard_failed", "failed")
     ended = conn.execute(
         unfinished(parent_id).values(
             status=status.value,
@@ -153,15 +160,57 @@ def roll_up(
         cancel_shards(conn, parent_id, now)
 
 
-def _succeed_after_last(conn: Connection, parent_id: str, now: datetime) -> None:
-    other = jobs.alias("other")
-    pending = (
-        select(other.c.id)
-        .where(other.c.parent_id == parent_id)
-        .where(other.c.status != JobStatus.SUCCEEDED.value)
-    )
+def _fail_target(conn: Connection, parent_id: str, shard: str, now: datetime) -> None:
+    """Cancels the unfinished shards of ``parent_id`` into the language of ``shard``."""
+    language = select(jobs.c.target_lang).where(jobs.c.id == shard).scalar_subquery()
     conn.execute(
-        unfinished(parent_id)
-        .where(~pending.exists())
-        .values(status=JobStatus.SUCCEEDED.value, finished_at=now)
+        update(jobs)
+        .where(
+            jobs.c.parent_id == parent_id,
+            jobs.c.target_lang == language,
+            jobs.c.status.in_(UNFINISHED_VALUES),
+        )
+        .values(status=JobStatus.CANCELLED.value, finished_at=now)
+    )
+
+
+def _end_after_last(
+    conn: Connection, parent_id: str, now: datetime, siblings: Sequence[str] = ()
+) -> None:
+    """Ends the parent once none of its shards is left unfinished: succeeded when all
+    succeeded, else failed with the first failed shard's error (``siblings``, the shards
+    in position order, number it), naming its language when the job has several."""
+    rows = conn.execute(
+        select(
+            jobs.c.id,
+            jobs.c.status,
+            jobs.c.target_lang,
+            jobs.c.error_code,
+            jobs.c.error_message,
+        )
+        .where(jobs.c.parent_id == parent_id)
+        .order_by(jobs.c.first_position, jobs.c.seq)
+    ).all()
+    if any(row.status in UNFINISHED_VALUES for row in rows):
+        return
+    failed = [row for row in rows if row.status == JobStatus.FAILED.value]
+    if not failed:
+        done = all(row.status == JobStatus.SUCCEEDED.value for row in rows)
+        ended = JobStatus.SUCCEEDED if done else JobStatus.CANCELLED
+        conn.execute(unfinished(parent_id).values(status=ended.value, finished_at=now))
+        return
+    first = failed[0]
+    order = list(siblings) or [row.id for row in rows]
+    message = f"shard {order.index(first.id) + 1}/{len(order)}: {first.error_message or 'failed'}"
+    languages = sorted({row.target_lang for row in rows})
+    if len(languages) > 1:
+        lost = sorted({row.target_lang for row in failed})
+        message = f"{', '.join(lost)}: {message}"
+    conn.execute(
+        unfinished(parent_id).values(
+            status=JobStatus.FAILED.value,
+            finished_at=now,
+            error_code=first.error_code or "shard_failed",
+            error_message=message,
+        )
     )

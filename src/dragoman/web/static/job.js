@@ -72,7 +72,7 @@ function targets(job) {
       h("th", { scope: "row" }, language(t.target_lang)),
       h("td", {}, status(t.status)),
       h("td", {}, progress(t, `Progress into ${language(t.target_lang)}`)),
-      files ? h("td", {}, t.status === "succeeded" ? zipLink(job, t.target_lang, `Download ${t.target_lang} files (zip)`) : h("span", { class: "hint" }, "not yet")) : null,
+      files ? h("td", {}, t.status === "succeeded" ? zipLink(job, t.target_lang, `Download ${t.target_lang} files (zip)`) : h("span", { class: "hint" }, finished(t) ? "none" : "not yet")) : null,
     );
   fill(
     byId("targets"),
@@ -83,7 +83,7 @@ function targets(job) {
       h("thead", {}, h("tr", {}, ["Language", "Status", "Progress", files ? "Files" : null].filter(Boolean).map((name) => h("th", { scope: "col" }, name)))),
       h("tbody", {}, targetsOf(job).map(row)),
     ),
-    files && job.status === "succeeded" ? h("p", {}, zipLink(job)) : null,
+    files && (job.status === "succeeded" || (finished(job) && targetsOf(job).some((t) => t.status === "succeeded"))) ? h("p", {}, zipLink(job)) : null,
   );
 }
 
