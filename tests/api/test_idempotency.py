@@ -15,6 +15,7 @@ import pytest
 
 from dragoman.api.app import create_app
 from dragoman.api.v1.schemas import JobIn
+from dragoman.glossaries.entries import from_json
 from dragoman.idempotency import Claimed
 from dragoman.models import Document
 from dragoman.services import EmbeddedService
@@ -183,6 +184,31 @@ async def test_a_retry_after_a_crash_between_storing_and_answering_gets_the_stor
     assert await job_ids(restarted) == [job_id]
 
 
+async def test_a_glossary_stored_by_a_request_that_died_is_the_retrys_answer(
+    serve: Any,
+) -> None:
+    """As for jobs: the glossary keeps the key it was created with, so a retry after a
+    crash between storing and answering gets it, never a second glossary."""
+    service, client = await serve(idempotency_wait_s=0.2)
+    body, key = glossary_body(), "glossary-7"
+    held = await service.idempotency.begin(None, key, fingerprint_of(body, "/v1/glossaries"))
+    assert isinstance(held, Claimed)
+    pair = service.terminology.pair_of(body["source_lang"], body["target_lang"])
+    rows = from_json((entry["source"], entry["target"]) for entry in body["entries"])
+    stored = await service.terminology.create(
+        tenant=None, name=body["name"], dictionaries=[(pair, rows)], idempotency_key=key
+    )
+    retry = await client.post("/v1/glossaries", json=body, headers={"Idempotency-Key": key})
+    assert retry.status_code == 201, retry.text
+    assert retry.json()["id"] == stored.id
+    assert retry.headers["location"] == f"/v1/glossaries/{stored.id}"
+    assert retry.headers["idempotent-replayed"] == "true"
+    shown = (await client.get(f"/v1/glossaries/{stored.id}")).json()
+    assert retry.json() == {name: value for name, value in shown.items() if name != "entries"}
+    listed = (await client.get("/v1/glossaries")).json()["glossaries"]
+    assert [glossary["id"] for glossary in listed] == [stored.id]
+
+
 async def test_a_first_request_that_died_before_storing_is_run_again_after_its_lease(
     serve: Any,
 ) -> None:
@@ -210,12 +236,12 @@ async def test_a_failed_request_leaves_its_key_free_for_the_retry(serve: Any) ->
     assert again.status_code == 429 and "idempotent-replayed" not in again.headers
 
 
-def fingerprint_of(body: dict[str, Any]) -> str:
+def fingerprint_of(body: dict[str, Any], path: str = "/v1/jobs") -> str:
     from dragoman.api.idempotency import fingerprint
 
     scope = {
         "method": "POST",
-        "path": "/v1/jobs",
+        "path": path,
         "query_string": b"",
         "headers": [(b"content-type", b"application/json")],
     }

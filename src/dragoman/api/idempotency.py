@@ -15,7 +15,7 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -25,6 +25,7 @@ from dragoman.api.auth import key_in_header, tenant_for
 from dragoman.api.deps import ApiParts
 from dragoman.api.errors import answer_to
 from dragoman.api.limits import replaying
+from dragoman.api.v1.glossaries import GlossaryOut
 from dragoman.api.v1.job_out import JobOut
 from dragoman.errors import DragomanError, InvalidRequest, Unauthorized
 from dragoman.idempotency import Answer, Claimed, Recover
@@ -64,7 +65,7 @@ class IdempotentPosts:
                 raise InvalidRequest(
                     f"{HEADER}: 1 to 255 printable ASCII characters (got {len(key)} characters)"
                 )
-            recover = _job_answer(service, tenant, key) if scope["path"] == "/v1/jobs" else None
+            recover = _RECOVERED[scope["path"]](service, tenant, key)
             held = await service.idempotency.begin(tenant, key, fingerprint(scope, body), recover)
         except DragomanError as exc:
             await answer_to(exc)(scope, receive, send)
@@ -155,6 +156,33 @@ def _job_answer(service: ApiParts, tenant: str | None, key: str) -> Recover:
         return Answer(202, "application/json", f"/v1/jobs/{job.id}", content)
 
     return recover
+
+
+def _glossary_answer(service: ApiParts, tenant: str | None, key: str) -> Recover:
+    """The answer of a glossary created with ``key``, rebuilt from the store."""
+
+    async def recover() -> Answer | None:
+        glossary = await service.terminology.created_with(tenant, key)
+        if glossary is None:
+            return None
+        body = GlossaryOut.of(glossary)
+        content = body.__pydantic_serializer__.to_json(body, by_alias=True)
+        return Answer(201, "application/json", f"/v1/glossaries/{glossary.id}", content)
+
+    return recover
+
+
+def _memory_answer(service: ApiParts, tenant: str | None, key: str) -> Recover | None:
+    """None: an import replaces the memory of its name, so running it again after a crash
+    gives the same memory, never a second one."""
+    return None
+
+
+_RECOVERED: dict[str, Callable[[ApiParts, str | None, str], Recover | None]] = {
+    "/v1/jobs": _job_answer,
+    "/v1/glossaries": _glossary_answer,
+    "/v1/memories": _memory_answer,
+}
 
 
 def _replay(answer: Answer) -> Response:

@@ -94,9 +94,15 @@ class Terminology:
         return pair
 
     async def create(
-        self, *, tenant: str | None, name: str, dictionaries: Sequence[tuple[Pair, Sequence[Row]]]
+        self,
+        *,
+        tenant: str | None,
+        name: str,
+        dictionaries: Sequence[tuple[Pair, Sequence[Row]]],
+        idempotency_key: str | None = None,
     ) -> Glossary:
-        """A new glossary of one dictionary per pair, or the first mistake in them."""
+        """A new glossary of one dictionary per pair, or the first mistake in them; stored
+        with the ``Idempotency-Key`` of the request that made it."""
         name = check_name(name, self._settings.glossary_max_name_bytes)
         if not dictionaries:
             raise InvalidRequest("dictionaries: a glossary needs at least one")
@@ -119,9 +125,14 @@ class Terminology:
             created_at=self._clock.now(),
         )
         await self._store.add_glossary(
-            glossary, [[(e.source, e.target) for e in f] for f in entries]
+            glossary, [[(e.source, e.target) for e in f] for f in entries], idempotency_key
         )
         return glossary
+
+    async def created_with(self, tenant: str | None, idempotency_key: str) -> Glossary | None:
+        """The tenant's glossary created with ``idempotency_key``, if it was stored."""
+        found = await self._store.glossary_of_key(tenant, idempotency_key)
+        return await self._store.get_glossary(found) if found is not None else None
 
     def rows_of_table(self, content: bytes, fmt: str, pair: Pair) -> list[Row]:
         """The rows of an uploaded TSV or CSV table for a dictionary of ``pair``."""

@@ -42,9 +42,16 @@ class Glossaries(Protocol):
     """Tenants' glossaries: written with their dictionaries, changed a revision at a time;
     a deleted one is hidden from lists but stays readable by id until purged."""
 
-    async def add_glossary(self, glossary: Glossary, entries: Sequence[Entries]) -> None:
+    async def add_glossary(
+        self, glossary: Glossary, entries: Sequence[Entries], idempotency_key: str | None = None
+    ) -> None:
         """Stores a glossary, its dictionaries and the entries of each (``entries[i]``
-        those of ``glossary.dictionaries[i]``), in order, at once."""
+        those of ``glossary.dictionaries[i]``), in order, at once, with the
+        ``Idempotency-Key`` it was created with."""
+        ...
+
+    async def glossary_of_key(self, tenant: str | None, idempotency_key: str) -> str | None:
+        """The id of the tenant's glossary created with ``idempotency_key``, not deleted."""
         ...
 
     async def get_glossary(self, glossary_id: str) -> Glossary | None:
@@ -125,7 +132,9 @@ class SqlGlossaries:
     def __init__(self, database: Database) -> None:
         self._db = database
 
-    async def add_glossary(self, glossary: Glossary, entries: Sequence[Entries]) -> None:
+    async def add_glossary(
+        self, glossary: Glossary, entries: Sequence[Entries], idempotency_key: str | None = None
+    ) -> None:
         async with self._db.tx() as conn:
             await conn.execute(
                 insert(glossaries).values(
@@ -135,12 +144,23 @@ class SqlGlossaries:
                     revision=glossary.revision,
                     created_at=glossary.created_at,
                     deleted_at=glossary.deleted_at,
+                    idempotency_key=idempotency_key,
                 )
             )
             for position, (dictionary, rows) in enumerate(
                 zip(glossary.dictionaries, entries, strict=True)
             ):
                 await _write(conn, glossary.id, dictionary, rows, position)
+
+    async def glossary_of_key(self, tenant: str | None, idempotency_key: str) -> str | None:
+        query = select(glossaries.c.id).where(
+            glossaries.c.tenant.is_(None) if tenant is None else glossaries.c.tenant == tenant,
+            glossaries.c.idempotency_key == idempotency_key,
+            glossaries.c.deleted_at.is_(None),
+        )
+        async with self._db.read() as conn:
+            found: str | None = (await conn.execute(query)).scalar()
+        return found
 
     async def get_glossary(self, glossary_id: str) -> Glossary | None:
         query = _with_dictionaries().where(glossaries.c.id == glossary_id)

@@ -284,7 +284,11 @@ glossaries = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
     # Set when its tenant deletes it; the row goes once no job may still need it.
     Column("deleted_at", DateTime(timezone=True)),
+    # The Idempotency-Key it was created with, stored with it: a retry after a crash
+    # between storing and answering gets this glossary again.
+    Column("idempotency_key", String(255)),
     Index("ix_glossaries_tenant_created", "tenant", "created_at"),
+    Index("ix_glossaries_tenant_idempotency_key", "tenant", "idempotency_key"),
 )
 
 glossary_dictionaries = Table(

@@ -177,7 +177,10 @@ async def create_glossary(
         body = await _json_in(request)
         name, pair = body.name, terminology.pair_of(body.source_lang, body.target_lang)
         rows = from_json((entry.source, entry.target) for entry in body.entries)
-    glossary = await terminology.create(tenant=tenant, name=name, dictionaries=[(pair, rows)])
+    key: str | None = request.scope.get("state", {}).get("idempotency_key")
+    glossary = await terminology.create(
+        tenant=tenant, name=name, dictionaries=[(pair, rows)], idempotency_key=key
+    )
     response.headers["Location"] = f"/v1/glossaries/{glossary.id}"
     return GlossaryOut.of(glossary)
 
