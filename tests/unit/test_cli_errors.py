@@ -448,6 +448,33 @@ def test_a_failed_job_says_why(api: Api, tmp_path: Path) -> None:
     assert not (tmp_path / "boom.es.txt").exists()
 
 
+def test_a_deadline_and_a_review_threshold_are_sent_with_the_job(api: Api, text: Path) -> None:
+    page = text.parent / "page.md"
+    page.write_text("# Hello world\n", encoding="utf-8")
+    due = ("--deadline", "2030-01-01T12:00:00+01:00", "--review-below", "0.4")
+    result = dragoman(
+        "translate", str(text), str(page), "--from", "en", "--to", "es", "--server", api.url, *due
+    )
+    assert result.exit_code == 0, result.output
+    for job in api.jobs()[:2]:  # the files' job (multipart) and the text's (JSON)
+        assert job["deadline"].startswith("2030-01-01T11:00:00")
+        assert job["review_below"] == 0.4
+    assert (text.parent / "page.es.md").exists()
+
+
+def test_a_deadline_the_server_refuses_is_reported_in_its_words(api: Api, text: Path) -> None:
+    result = translate(text, "--server", api.url, "--deadline", "next friday")
+    assert result.exit_code == 1
+    message = said(result)
+    assert "deadline" in message and "(invalid_request)" in message
+    assert not (text.parent / "a.es.txt").exists()
+
+
+def test_a_review_threshold_outside_0_to_1_is_a_usage_error(api: Api, text: Path) -> None:
+    result = translate(text, "--server", api.url, "--review-below", "1.5")
+    assert result.exit_code == 2
+
+
 def test_a_failed_target_is_reported_after_the_others_are_written(
     tmp_path: Path, text: Path
 ) -> None:

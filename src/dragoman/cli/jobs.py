@@ -152,6 +152,22 @@ def translate(
             help="Apertium: mark the words it does not know (*word), as apertium -u does not",
         ),
     ] = False,
+    deadline: Annotated[
+        str | None,
+        typer.Option(
+            help="When the job is due, RFC 3339 (2026-12-24T18:00:00Z): earliest deadline "
+            "runs first, and the job says when it is at risk"
+        ),
+    ] = None,
+    review_below: Annotated[
+        float | None,
+        typer.Option(
+            min=0.0,
+            max=1.0,
+            help="Neural engines: segments whose confidence is below this (0 to 1) are "
+            "marked for review",
+        ),
+    ] = None,
 ) -> None:
     """Translate files as one job and write each beside its source as NAME.<to>.EXT, once
     per target language."""
@@ -163,7 +179,12 @@ def translate(
     contents = [(path, _read_bytes(path)) for path in others]
     lines = {path: _read_lines(path) for path in texts}
     with client:
-        options = {"priority": priority, "mark_unknown": mark_unknown}
+        options = {
+            "priority": priority,
+            "mark_unknown": mark_unknown,
+            "deadline": deadline,
+            "review_below": review_below,
+        }
         if contents:
             _translate_files(client, contents, source, targets, segmentation, **options)
         if lines:

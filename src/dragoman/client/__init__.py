@@ -157,10 +157,13 @@ class Client:
         engine: str | None = None,
         mark_unknown: bool = False,
         idempotency_key: str | None = None,
+        deadline: str | None = None,
+        review_below: float | None = None,
     ) -> JobView:
         """``POST /v1/jobs``: one job of ``(name, segments)`` documents into ``target_lang``,
         or into each of several (``["es", "fr"]``). With ``idempotency_key``, sending it
-        again (a retry) gives the same job."""
+        again (a retry) gives the same job; ``deadline`` is an RFC 3339 date-time, and
+        ``review_below`` the confidence (0 to 1) under which a segment is to review."""
         targets: dict[str, str | list[str]] = (
             {"target_lang": target_lang}
             if isinstance(target_lang, str)
@@ -176,6 +179,7 @@ class Client:
             body["mark_unknown"] = True
         if engine is not None:
             body["engine"] = engine
+        body.update(_scheduled(deadline, review_below))
         headers = _keyed(idempotency_key)
         return cast(JobView, self._call("POST", "/v1/jobs", json=body, headers=headers))
 
@@ -190,9 +194,11 @@ class Client:
         segmentation: str = "srx",
         mark_unknown: bool = False,
         idempotency_key: str | None = None,
+        deadline: str | None = None,
+        review_below: float | None = None,
     ) -> JobView:
         """``POST /v1/jobs`` as multipart: one job of ``(file name, bytes)`` files; the
-        targets and ``idempotency_key`` as ``submit``'s."""
+        targets, ``idempotency_key``, ``deadline`` and ``review_below`` as ``submit``'s."""
         fields = {
             "source_lang": source_lang,
             **(
@@ -207,6 +213,9 @@ class Client:
             fields["mark_unknown"] = "true"
         if engine is not None:
             fields["engine"] = engine
+        fields.update(
+            {name: str(value) for name, value in _scheduled(deadline, review_below).items()}
+        )
         parts = [("files", (name, content)) for name, content in files]
         headers = _keyed(idempotency_key)
         return cast(
@@ -363,6 +372,16 @@ def _with_segments(job: JobView, data: dict[str, Any], told: dict[str, int]) -> 
             shown = {**shown, "segments_done": done}
         targets.append(shown)
     return {**job, "targets": targets}
+
+
+def _scheduled(deadline: str | None, review_below: float | None) -> dict[str, str | float]:
+    """The job's optional ``deadline`` and ``review_below`` fields, as given."""
+    fields: dict[str, str | float] = {}
+    if deadline is not None:
+        fields["deadline"] = deadline
+    if review_below is not None:
+        fields["review_below"] = review_below
+    return fields
 
 
 def _query(**params: str | int | None) -> dict[str, str | int]:
