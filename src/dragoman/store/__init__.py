@@ -117,9 +117,11 @@ class Jobs(Protocol):
         now: datetime,
     ) -> bool:
         """Ends an in-flight attempt with ``status``; False if stale. A shard's end rolls up:
-        the parent succeeds with its last shard; one shard failing (or cancelled) ends the
-        parent the same way, its error prefixed ``shard i/n: ``, and cancels the unfinished
-        siblings."""
+        the parent succeeds with its last shard. A failed shard cancels the unfinished
+        shards into its language (every shard, in a job of one target); the parent fails
+        once none is left unfinished, with the first failed shard's error prefixed
+        ``shard i/n: `` (and the failed languages, in a job of several). A cancelled shard
+        ends the parent the same way at once and cancels the unfinished siblings."""
         ...
 
     async def mark_submitted_many(self, job_ids: Sequence[str], now: datetime) -> list[Job]:
