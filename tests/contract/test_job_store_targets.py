@@ -143,3 +143,28 @@ async def test_a_failed_target_leaves_the_others_to_finish(store: JobStore) -> N
     ]
     es = await store.documents("j3", copy=0)
     assert [doc.targets for doc in es] == [["uno", "dos"], ["tres"]]
+
+
+async def test_what_events_have_not_told_is_read_outside_the_sent_ranges(
+    store: JobStore,
+) -> None:
+    job = a_job("j4")
+    await store.create(job, DOCS, shards_of(job))
+    shapes, found = await store.translated_since("j4", [])
+    assert (shapes, found) == ([("a.txt", 2), ("b.txt", 1)], [])
+    await translated(store, "j4-fr", ["un", "deux", "trois"])
+    await translated(store, "j4-es", ["uno", "dos", "tres"])
+    _, found = await store.translated_since("j4", [])
+    assert [(s.position, s.text) for s in found] == [
+        (0, "uno"),
+        (1, "dos"),
+        (2, "tres"),
+        (3, "un"),
+        (4, "deux"),
+        (5, "trois"),
+    ]
+    _, found = await store.translated_since("j4", [(0, 1), (3, 3), (5, 5)])
+    assert [(s.position, s.text, s.origin.value) for s in found] == [
+        (2, "tres", "mt"),
+        (4, "deux", "mt"),
+    ]

@@ -34,6 +34,7 @@ from dragoman.reuse.export import job_tmx
 from dragoman.reuse.memories import TranslationMemories
 from dragoman.runtime import Runtime
 from dragoman.store import Created
+from dragoman.store.results import NewSegment
 from dragoman.usage import UsageMeter
 from dragoman.validation import check_segments
 from dragoman.webhooks.targets import check_target
@@ -326,6 +327,15 @@ class BatchRequestsManager:
             dataclasses.replace(doc, target_lang=languages[at // per_copy])
             for at, doc in enumerate(found)
         ]
+
+    async def news(
+        self, job_id: str, tenant: str | None, sent: Sequence[tuple[int, int]]
+    ) -> tuple[Job, list[tuple[str, int]], list[NewSegment]]:
+        """The job, its documents' names and sizes, and its translated segments outside
+        the ``sent`` ranges of positions: what its events have not told yet."""
+        job = await self.get(job_id, tenant)
+        shapes, found = await self._store.translated_since(job.id, sent)
+        return job, shapes, found
 
     async def tmx(
         self, job_id: str, tenant: str | None, target: str | None = None

@@ -7,11 +7,17 @@ positions already sent, as ranges (``running/12/0-7,10-13``). A client that reco
 with ``Last-Event-ID`` gets what came after, from any process: segments not yet sent, then
 the progress and the status if they changed. Positions come in order within a document
 and chunks in order within a shard, so the ranges stay few.
+
+Each change reads only what the stream has not told (``JobStore.translated_since``: the
+translated segments outside the ranges sent, an index range after the first): a listener
+of a 50,000-segment job reads a chunk's new segments, not the whole job again.
 """
 
 from __future__ import annotations
 
 import bisect
+import functools
+import itertools
 import re
 import time
 from collections.abc import AsyncIterator, Iterable
@@ -19,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from dragoman.errors import InvalidRequest
-from dragoman.models import Job, JobStatus, Translated
+from dragoman.models import Job, JobStatus
+from dragoman.store.results import NewSegment
 
 if TYPE_CHECKING:
     from dragoman.jobs import BatchRequestsManager
@@ -115,9 +122,10 @@ async def follow(
     quiet_since = time.monotonic()
     ends_at = quiet_since + max_s
     while True:
-        job, documents = await manager.result(job_id, tenant)
+        sent = [(first, last) for first, last in cursor.ranges]
+        job, shapes, found = await manager.news(job_id, tenant, sent)
         told = False
-        for event in _news(cursor, job, documents):
+        for event in _news(cursor, job, shapes, found):
             told = True
             yield event
         if job.status.finished:
@@ -133,28 +141,28 @@ async def follow(
         await manager.waits.until_moved(job, min(keepalive_s, left))
 
 
-def _news(cursor: Cursor, job: Job, documents: list[Translated]) -> Iterable[Event]:
-    """What ``cursor`` has not told of ``job``: segments first, then progress, then status,
-    so that the last status comes after every segment."""
-    offset = 0
-    for index, doc in enumerate(documents):
-        new = [
-            (at, text)
-            for at, text in enumerate(doc.targets)
-            if text is not None and not cursor.sent(offset + at)
-        ]
-        if new:
-            cursor.add(offset + at for at, _ in new)
-            data = {
-                "document": index % (len(documents) // len(job.target_langs)),
-                "name": doc.name,
-                "target_lang": doc.target_lang or job.target_lang,
-                "segments": [
-                    {"index": at, "text": text, "origin": doc.origins[at]} for at, text in new
-                ],
-            }
-            yield Event("segments", str(cursor), data)
-        offset += len(doc.targets)
+def _news(
+    cursor: Cursor, job: Job, shapes: list[tuple[str, int]], found: list[NewSegment]
+) -> Iterable[Event]:
+    """What ``cursor`` has not told of ``job`` (``found``: its translated segments not sent
+    yet, by position; ``shapes``: its documents' names and sizes): segments first, a
+    ``segments`` event per document, then progress, then status, so that the last status
+    comes after every segment."""
+    per_copy = sum(count for _, count in shapes)
+    starts = list(itertools.accumulate((count for _, count in shapes), initial=0))[:-1]
+    place = functools.partial(_place, per_copy, starts)
+    for (copy, index), group in itertools.groupby(found, key=lambda s: place(s.position)[:2]):
+        new = list(group)
+        cursor.add(segment.position for segment in new)
+        data = {
+            "document": index,
+            "name": shapes[index][0],
+            "target_lang": job.target_langs[copy],
+            "segments": [
+                {"index": place(s.position)[2], "text": s.text, "origin": s.origin} for s in new
+            ],
+        }
+        yield Event("segments", str(cursor), data)
     if job.segments_done != cursor.done:
         cursor.done = job.segments_done
         data = {"segments_done": job.segments_done, "segments_total": job.segments_total}
@@ -162,3 +170,10 @@ def _news(cursor: Cursor, job: Job, documents: list[Translated]) -> Iterable[Eve
     if job.status != cursor.status:
         cursor.status = job.status
         yield Event("status", str(cursor), {}, job)
+
+
+def _place(per_copy: int, starts: list[int], position: int) -> tuple[int, int, int]:
+    """A position's target copy, its document within the copy, and its index there."""
+    copy, within = divmod(position, per_copy)
+    index = bisect.bisect_right(starts, within) - 1
+    return copy, index, within - starts[index]

@@ -27,6 +27,7 @@ from dragoman.models import (
 )
 from dragoman.store.database import Database
 from dragoman.store.prefill import Created, Prefill
+from dragoman.store.results import NewSegment
 from dragoman.store.writes import ChunkWrite, Ending
 
 __all__ = [
@@ -98,6 +99,14 @@ class Jobs(Protocol):
         its source segments when ``sources``); a shard has none: read its parent's. A job
         of several targets has a copy of its documents per target: all of them, copy after
         copy, or only copy ``copy`` (from 0, in the order of ``Job.target_langs``)."""
+        ...
+
+    async def translated_since(
+        self, job_id: str, sent: Sequence[tuple[int, int]]
+    ) -> tuple[list[tuple[str, int]], list[NewSegment]]:
+        """What a job's events have not told yet, in one read: its documents' names and
+        segment counts, in order, and its translated segments outside the ``sent`` ranges
+        of positions (sorted, disjoint, inclusive), by position."""
         ...
 
     async def source_file(

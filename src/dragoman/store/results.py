@@ -4,14 +4,25 @@ came from (its sources too, when asked), and an uploaded file with its translati
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, func, select
+from sqlalchemy import Connection, Select, and_, bindparam, func, select
 
-from dragoman.models import SourceFile, Translated
+from dragoman.models import Origin, SourceFile, Translated
 from dragoman.store.database import Database
 from dragoman.store.rows import origin_of, to_file
 from dragoman.store.tables import documents, segments
+
+
+@dataclass(frozen=True, slots=True)
+class NewSegment:
+    """A translated segment that a job's events have not told yet."""
+
+    position: int  # in the job's segments (copy after copy, with several targets)
+    text: str
+    origin: Origin
 
 
 def _translated(doc: Any, rows: list[Any], with_sources: bool) -> Translated:
@@ -105,3 +116,34 @@ class SqlResults:
             return found, _translated(doc, rows, False)
 
         return await self._db.reading(read)
+
+    async def translated_since(
+        self, job_id: str, sent: Sequence[tuple[int, int]]
+    ) -> tuple[list[tuple[str, int]], list[NewSegment]]:
+        query = _unsent(sent)
+
+        def read(conn: Connection) -> tuple[list[Any], list[Any]]:
+            docs = list(conn.execute(_DOCUMENTS, {"job_id": job_id}).all())
+            return docs, list(conn.execute(query, {"job_id": job_id}).all())
+
+        docs, rows = await self._db.reading(read)
+        shapes = [(doc.name, doc.segment_count) for doc in docs]
+        return shapes, [
+            NewSegment(row.position, row.target, Origin(row.origin) if row.origin else Origin.MT)
+            for row in rows
+        ]
+
+
+def _unsent(sent: Sequence[tuple[int, int]]) -> Select[Any]:
+    """The translated segments outside ``sent``: after the first range when it starts the
+    job (an index range, the usual case: segments come in order), and outside the others."""
+    columns = (segments.c.position, segments.c.target, segments.c.origin)
+    query = select(*columns).where(
+        segments.c.job_id == bindparam("job_id"), segments.c.target.is_not(None)
+    )
+    spans = list(sent)
+    if spans and spans[0][0] == 0:
+        query = query.where(segments.c.position > spans.pop(0)[1])
+    for first, last in spans:
+        query = query.where(~and_(segments.c.position >= first, segments.c.position <= last))
+    return query.order_by(segments.c.position)
