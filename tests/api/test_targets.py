@@ -5,6 +5,7 @@ over the real Apertium pairs (en→es and en→ca direct, en→fr through es).""
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from collections.abc import AsyncIterator
 from typing import Any
@@ -132,20 +133,26 @@ async def test_a_big_job_is_split_per_target_and_its_events_name_the_target(
     done = await finished(client, job["id"])
     assert done["status"] == "succeeded" and done["segments_done"] == 10
     told: dict[str, list[str | None]] = {"es": [None] * 5, "ca": [None] * 5}
+    progress: list[dict[str, Any]] = []
     async with client.stream("GET", f"/v1/jobs/{job['id']}/events") as stream:
         kind = ""
         async for line in stream.aiter_lines():
             if line.startswith("event: "):
                 kind = line.removeprefix("event: ")
             elif line.startswith("data: ") and kind == "segments":
-                import json
-
                 data = json.loads(line.removeprefix("data: "))
                 assert data["document"] == 0
                 for segment in data["segments"]:
                     told[data["target_lang"]][segment["index"]] = segment["text"]
+            elif line.startswith("data: ") and kind == "progress":
+                progress.append(json.loads(line.removeprefix("data: ")))
     for target in ("es", "ca"):
         assert told[target] == await alone(client, target, segments)
+    # Progress tells each target's own state too.
+    assert progress[-1]["targets"] == done["targets"] == [
+        {"target_lang": t, "status": "succeeded", "segments_total": 5, "segments_done": 5}
+        for t in ("es", "ca")
+    ]
 
 
 async def test_files_come_back_per_target_and_as_one_zip(client: httpx.AsyncClient) -> None:

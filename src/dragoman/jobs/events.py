@@ -55,6 +55,8 @@ class Cursor:
     status: JobStatus | None = None
     done: int = -1
     ranges: list[list[int]] = field(default_factory=list)  # sorted, disjoint [first, last]
+    # What this stream last told of each target (not in the id: a reconnect tells it again).
+    targets: tuple[tuple[str, str, int], ...] = ()
 
     @classmethod
     def parse(cls, text: str) -> Cursor:
@@ -163,9 +165,23 @@ def _news(
             ],
         }
         yield Event("segments", str(cursor), data)
-    if job.segments_done != cursor.done:
-        cursor.done = job.segments_done
-        data = {"segments_done": job.segments_done, "segments_total": job.segments_total}
+    targets = tuple((t.target_lang, t.status.value, t.segments_done) for t in job.by_target)
+    if job.segments_done != cursor.done or targets != cursor.targets:
+        cursor.done, cursor.targets = job.segments_done, targets
+        data: dict[str, Any] = {
+            "segments_done": job.segments_done,
+            "segments_total": job.segments_total,
+        }
+        if job.by_target:
+            data["targets"] = [
+                {
+                    "target_lang": t.target_lang,
+                    "status": t.status.value,
+                    "segments_total": t.segments_total,
+                    "segments_done": t.segments_done,
+                }
+                for t in job.by_target
+            ]
         yield Event("progress", str(cursor), data)
     if job.status != cursor.status:
         cursor.status = job.status
