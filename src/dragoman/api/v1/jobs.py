@@ -158,8 +158,9 @@ _EVENT = {
         "data": {
             "type": "string",
             "contentMediaType": "application/json",
-            "description": "status: the Job; progress: segments_done and segments_total; "
-            "segments: document, name and the segments committed (index, text, origin)",
+            "description": "status: the Job; progress: segments_done and segments_total "
+            "(and targets, as in the Job, for several target languages); segments: "
+            "document, name, target_lang and the segments committed (index, text, origin)",
         },
     },
 }
