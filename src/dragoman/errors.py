@@ -66,6 +66,15 @@ class UnsupportedPair(ClientError):
         self.missing = missing
 
 
+class UnroutedLanguage(UnsupportedPair):
+    """A language detected in a text or a document (``source``) that no installed pair,
+    direct or through a pivot, translates into ``target``. A 400, where a pair asked for
+    is a 422: the caller never named the language, so the answer names it, and the target."""
+
+    status = 400
+    code = "detected_language_unsupported"
+
+
 class InvalidSegment(ClientError):
     status = 422
     code = "invalid_segment"

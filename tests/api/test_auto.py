@@ -104,3 +104,79 @@ async def test_a_file_job_detects_each_file(client: httpx.AsyncClient) -> None:
 async def test_auto_is_no_language_code_elsewhere(client: httpx.AsyncClient) -> None:
     body = {"source_lang": "en", "target_lang": "auto", "segments": [EN]}
     assert_error(await client.post("/v1/translate", json=body), 422, "invalid_request")
+
+
+ES = "Hace un tiempo estupendo hoy y vamos a ir a la playa."
+DE = "Ich habe heute keine Zeit für das Treffen."
+
+
+async def test_a_segment_already_in_the_target_comes_back_as_it_is(
+    client: httpx.AsyncClient,
+) -> None:
+    found = await translate(client, "auto", ES, EN)
+    assert [d["language"] for d in found["detected_languages"]] == ["es", "en"]
+    english = (await translate(client, "en", EN))["translations"][0]
+    assert found["translations"] == [ES, english]
+
+
+async def test_a_segment_in_a_language_with_no_route_is_a_400_naming_both(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {"source_lang": "auto", "target_lang": "es", "segments": [EN, DE]}
+    response = await client.post("/v1/translate", json=body)
+    assert_error(response, 400, "detected_language_unsupported")
+    message = response.json()["error"]["message"]
+    assert message.startswith("text 2 was detected as German (de)")
+    assert "translates de into es" in message
+    usage = (await client.get("/v1/usage")).json()
+    assert usage["characters"] == 0  # refused, not charged
+
+
+async def test_a_short_near_tie_is_read_as_a_language_with_a_route(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {"source_lang": "auto", "target_lang": "fr", "segments": ["proton beam"]}
+    found = (await client.post("/v1/translate", json=body)).json()
+    assert found["detected_languages"][0]["language"] == "en"  # through es, a pivot
+    english = {**body, "source_lang": "en"}
+    assert (
+        found["translations"]
+        == (await client.post("/v1/translate", json=english)).json()["translations"]
+    )
+
+
+async def test_a_job_of_a_document_in_the_target_is_taken_and_failed_at_once(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {
+        "source_lang": "auto",
+        "target_lang": "es",
+        "documents": [{"name": "a", "segments": [EN]}, {"name": "b", "segments": [ES]}],
+    }
+    response = await client.post("/v1/jobs", json=body)
+    assert response.status_code == 202, response.text
+    job = (await client.get(f"/v1/jobs/{response.json()['id']}")).json()
+    assert (job["status"], job["source_lang"], job["finished_at"] is not None) == (
+        "failed",
+        "mul",
+        True,
+    )
+    assert job["error"] == {
+        "code": "source_is_target",
+        "message": "Source and target language are equal. (b: es)",
+    }
+    assert (await client.get("/v1/usage")).json()["characters"] == 0
+
+
+async def test_a_job_of_a_document_with_no_route_is_a_400_naming_it(
+    client: httpx.AsyncClient,
+) -> None:
+    body = {
+        "source_lang": "auto",
+        "target_lang": "es",
+        "documents": [{"name": "notes", "segments": [DE]}],
+    }
+    response = await client.post("/v1/jobs", json=body)
+    assert_error(response, 400, "detected_language_unsupported")
+    assert response.json()["error"]["message"].startswith("notes was detected as German (de)")
+    assert (await client.get("/v1/jobs")).json()["jobs"] == []

@@ -23,10 +23,12 @@ MAX_EXAMPLES = 40
 # What a schema-valid request may still be refused for, by route: what no schema can say.
 # Whether a file is its format (what a valid DOCX, TMX or TSV is), and that a glossary's
 # sources are unique (uniqueItems compares whole entries, and the server compares sources
-# with whitespace collapsed), and an Idempotency-Key sent before with another request.
+# with whitespace collapsed), an Idempotency-Key sent before with another request, and
+# the language a text is in, with source_lang "auto".
 # docs/api.md documents each refusal; nothing else may refuse a valid request.
 UNSAYABLE = {
-    "POST /v1/jobs": ["415", "422"],
+    "POST /v1/translate": ["400"],
+    "POST /v1/jobs": ["400", "415", "422"],
     "POST /v1/memories": ["422"],
     "POST /v1/glossaries": ["400", "415", "422"],
 }
@@ -42,6 +44,8 @@ def _unsayable(route: str, multipart: bool, error: dict[str, str]) -> bool:
         return True
     if error["code"] == "idempotency_key_reused":
         return True  # the key was sent before with another request: state, not schema
+    if error["code"] == "detected_language_unsupported":
+        return True  # what language a text is in, with source_lang "auto"
     if route != "POST /v1/glossaries":
         return False
     message = error["message"]

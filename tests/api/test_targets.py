@@ -149,10 +149,14 @@ async def test_a_big_job_is_split_per_target_and_its_events_name_the_target(
     for target in ("es", "ca"):
         assert told[target] == await alone(client, target, segments)
     # Progress tells each target's own state too.
-    assert progress[-1]["targets"] == done["targets"] == [
-        {"target_lang": t, "status": "succeeded", "segments_total": 5, "segments_done": 5}
-        for t in ("es", "ca")
-    ]
+    assert (
+        progress[-1]["targets"]
+        == done["targets"]
+        == [
+            {"target_lang": t, "status": "succeeded", "segments_total": 5, "segments_done": 5}
+            for t in ("es", "ca")
+        ]
+    )
 
 
 async def test_files_come_back_per_target_and_as_one_zip(client: httpx.AsyncClient) -> None:

@@ -48,6 +48,16 @@ async def submitted(store: JobStore, job_id: str = "j1") -> Job:
     return job
 
 
+async def test_a_job_created_failed_keeps_its_error_and_end(store: JobStore) -> None:
+    error = JobError("source_is_target", "Source and target language are equal.")
+    failed = replace(a_job("j1"), status=JobStatus.FAILED, error=error, finished_at=T0)
+    await store.create(failed, DOCS)
+    job = await store.get("j1")
+    assert job is not None
+    assert (job.status, job.error, job.finished_at) == (JobStatus.FAILED, error, T0)
+    assert await store.in_status([JobStatus.QUEUED]) == []  # never dispatched
+
+
 async def test_a_created_job_reads_back_queued_with_its_segments(store: JobStore) -> None:
     await store.create(a_job("j1", tenant="t"), DOCS)
     job = await store.get("j1")

@@ -218,6 +218,26 @@ async def test_a_failed_job_is_announced_with_its_error(
     assert (data["id"], data["status"], data["error"]["code"]) == (job_id, "failed", "engine_error")
 
 
+async def test_a_job_failed_as_it_was_taken_is_announced_too(
+    make_service: Make, receivers: Receivers
+) -> None:
+    """A document detected in the target language ends its job at once (``source_is_target``),
+    and that end is notified like any other."""
+    receiver = await receivers()
+    running = await make_service()
+    body = job_body(
+        "El gato duerme en la casa de mi abuela todos los días.",
+        callback_url=receiver.url,
+        source_lang="auto",
+    )
+    response = await running.client.post("/v1/jobs", json=body)
+    assert response.status_code == 202 and response.json()["status"] == "failed", response.text
+    (received,) = await receiver.got(1)
+    assert received.payload["type"] == "job.failed"
+    data = received.payload["data"]
+    assert (data["id"], data["error"]["code"]) == (response.json()["id"], "source_is_target")
+
+
 async def test_a_cancelled_job_is_announced(
     make_service: Make,
     receivers: Receivers,

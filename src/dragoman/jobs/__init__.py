@@ -10,7 +10,6 @@ once by the program and given to it; it does not own them.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import re
@@ -19,11 +18,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from dragoman.detection import AUTO, Detection, best, candidates, sample
+from dragoman.detection import AUTO, Detection, sample
 from dragoman.engines import Engine, Engines, Pair
 from dragoman.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
 from dragoman.formats.markup import parse_stored
 from dragoman.glossaries import Terminology
+from dragoman.jobs.auto import (
+    MULTIPLE,
+    check_documents,
+    detect,
+    failed_in_target,
+    in_target,
+    with_sources,
+)
 from dragoman.jobs.intake import BusIntake, Intake, LocalIntake
 from dragoman.jobs.shards import Run, language_runs, route, shards_of
 from dragoman.jobs.waits import JobWaits
@@ -42,8 +49,6 @@ from dragoman.webhooks.targets import check_target
 __all__ = ["BatchRequestsManager", "BusIntake", "Intake", "LocalIntake", "characters"]
 
 log = logging.getLogger(__name__)
-
-MULTIPLE = "mul"  # ISO 639-2: the source of a job whose documents are in several languages
 
 # A cursor is a job's sequence number; 18 digits stay within every store's integers.
 CURSOR_PATTERN = r"^[0-9]{1,18}$"
@@ -141,9 +146,8 @@ class BatchRequestsManager:
     async def detect(
         self, target: str, texts: Sequence[str], engine: str | None = None
     ) -> list[Detection]:
-        """The source language of each text, among those with a pair into ``target``."""
-        found = candidates(self._engines, target, engine)
-        return await asyncio.to_thread(best, texts, found)
+        """The source language of each text (``auto.detect``)."""
+        return await detect(self._engines, target, texts, engine)
 
     async def detected(
         self, target: str, documents: Sequence[Document], engine: str | None = None
@@ -151,11 +155,8 @@ class BatchRequestsManager:
         """``documents``, each with the source language detected from a sample of its
         segments (those that have one already keep it)."""
         unknown = [doc for doc in documents if doc.source_lang is None]
-        found = iter(await self.detect(target, [sample(doc.segments) for doc in unknown], engine))
-        return [
-            doc if doc.source_lang else dataclasses.replace(doc, source_lang=next(found).language)
-            for doc in documents
-        ]
+        found = await self.detect(target, [sample(doc.segments) for doc in unknown], engine)
+        return with_sources(documents, found)
 
     async def admit(
         self,
@@ -177,6 +178,7 @@ class BatchRequestsManager:
         auto = pair.source == AUTO
         if auto:
             documents = await self.detected(pair.target, documents, options.engine)
+            check_documents(self._engines, pair.target, documents, options.engine)
             runs = language_runs(documents)
             languages = {run.source for run in runs} or {documents[0].source_lang or ""}
             if len(languages) == 1:
@@ -221,7 +223,12 @@ class BatchRequestsManager:
     ) -> Job:
         """Admits, stores and queues a job (its shards, when it has any). With several
         ``targets`` (``pair.target`` first), one job into each of them: a copy of the
-        segments per target, each translated by its own shards."""
+        segments per target, each translated by its own shards. With ``auto``, documents
+        detected in the target make a job that failed as it was taken (``jobs.auto``)."""
+        if pair.source == AUTO:
+            documents = await self.detected(pair.target, documents, options.engine)
+            if in_target(documents, pair.target):
+                return await self._in_target(tenant, pair.target, documents, options)
         admitted = await self.admit(tenant, pair, documents, options, targets)
         several = tuple(targets) if len(targets) > 1 else ()
         job = Job(
@@ -266,6 +273,22 @@ class BatchRequestsManager:
             job.pool,
             f", {len(shards)} shards" if shards else "",
         )
+        return job
+
+    async def _in_target(
+        self, tenant: str | None, target: str, documents: Sequence[Document], options: JobOptions
+    ) -> Job:
+        await self._check_callback(options.callback_url)  # its end is notified like any
+        segments = check_segments(
+            documents,
+            max_segments=self._settings.max_segments_per_job,
+            max_chars=self._settings.max_segment_chars,
+        )
+        job = failed_in_target(
+            tenant, target, documents, options, segments=segments, now=self._clock.now()
+        )
+        await self._store.create(job, documents)
+        log.info("job %s failed as it was taken: %s", job.id, job.error)
         return job
 
     async def _check_callback(self, url: str | None) -> None:

@@ -156,7 +156,7 @@ def _news(
     for (copy, index), group in itertools.groupby(found, key=lambda s: place(s.position)[:2]):
         new = list(group)
         cursor.add(segment.position for segment in new)
-        data = {
+        told: dict[str, Any] = {
             "document": index,
             "name": shapes[index][0],
             "target_lang": job.target_langs[copy],
@@ -164,7 +164,7 @@ def _news(
                 {"index": place(s.position)[2], "text": s.text, "origin": s.origin} for s in new
             ],
         }
-        yield Event("segments", str(cursor), data)
+        yield Event("segments", str(cursor), told)
     targets = tuple((t.target_lang, t.status.value, t.segments_done) for t in job.by_target)
     if job.segments_done != cursor.done or targets != cursor.targets:
         cursor.done, cursor.targets = job.segments_done, targets

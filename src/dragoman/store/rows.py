@@ -94,6 +94,10 @@ def job_row(job: Job) -> dict[str, Any]:
         "pool": job.pool.value,
         "priority": options.priority.value,
         "status": job.status.value,
+        # A job may be stored finished: found whole in memories, or failed as it was taken.
+        "finished_at": job.finished_at,
+        "error_code": job.error.code if job.error else None,
+        "error_message": job.error.message if job.error else None,
         "documents": job.documents,
         "segments_total": job.segments_total,
         "segments_done": job.segments_done,

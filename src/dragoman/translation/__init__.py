@@ -6,10 +6,12 @@
 
 1. the limits: the number of texts, then each text (``validation.check_segments``);
 2. the languages: the pair installed, or for ``auto`` the sources that translate into the
-   target;
+   target (directly or through a pivot);
 3. the glossary, if one is named: the tenant's, with a dictionary for the pair;
 4. the charge to the tenant's usage (every character given, tags included);
-5. detection, for ``auto``: each text on its own (an HTML text by its words);
+5. detection, for ``auto``: each text on its own (an HTML text by its words), by
+   ``detection``'s rule; a text detected as the target comes back as it is, and one in a
+   language with no route into the target refuses the request (``UnroutedLanguage``);
 6. each text through the tenant's segment cache and the dynamic batcher: a plain text as
    it is, an HTML text as the marked segments of a file job (``html.py``), with the
    glossary's terms masked before the cache and unmasked after.
@@ -28,7 +30,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, TypeVar
 
-from dragoman.detection import AUTO, Detection, best, candidates, per_language
+from dragoman.detection import (
+    AUTO,
+    Detection,
+    candidates,
+    check_routes,
+    identify,
+    per_language,
+    preferring,
+)
 from dragoman.engines import Engines, Pair
 from dragoman.errors import PayloadTooLarge, UnsupportedPair
 from dragoman.glossaries import Terminology, Terms, keep_terms
@@ -120,14 +130,14 @@ class TextTranslation:
         return TextResult(texts)
 
     async def identify(self, tenant: str | None, text: str) -> Detection | None:
-        """The language of ``text`` among every installed source (None: no pair at all),
-        charged as a translation of it is."""
+        """The language of ``text``, by ``detection``'s rule with every installed source
+        preferred in a near-tie (None: no pair at all), charged as a translation of it is."""
         self.check_limits([text])
-        candidates = sorted({pair.source for pair in self.pairs()})
+        sources = sorted({pair.source for pair in self.pairs()})
         await self._usage.charge(tenant, len(text))
-        if not candidates:
+        if not sources:
             return None
-        (found,) = await asyncio.to_thread(best, [text], candidates)
+        (found,) = await asyncio.to_thread(identify, [text], sources)
         return found
 
     def check_limits(self, texts: Sequence[str]) -> None:
@@ -181,7 +191,7 @@ class TextTranslation:
         return self.resolve(canonical(source), tgt)[1]
 
     def candidates(self, target: str, engine: str | None = None) -> list[str]:
-        """The languages a text may be detected as: those translated into ``target``."""
+        """The languages that translate into ``target``, or ``UnsupportedPair``."""
         return candidates(self._engines, target, engine)
 
     async def _auto(self, request: TextRequest, target: str) -> TextResult:
@@ -189,6 +199,8 @@ class TextTranslation:
         glossary = await self._terminology.check(request.glossary, request.tenant, None, target)
 
         async def each(source: str, texts: list[str]) -> list[str]:
+            if source == target:  # already in the target: as it came, as DeepL does
+                return texts
             engine, pair = self.resolve(source, target, request.engine)
             # The glossary's dictionary for the language detected, if it has one.
             kept = await self._terminology.terms_in(glossary, pair)
@@ -196,7 +208,9 @@ class TextTranslation:
 
         async def detected() -> TextResult:
             plain = [_TAG.sub(" ", t) for t in request.texts] if request.kind == "html" else None
-            found = await asyncio.to_thread(best, plain or request.texts, sources)
+            texts = plain or request.texts
+            found = await asyncio.to_thread(identify, texts, preferring(sources, target))
+            check_routes(found, sources, target)
             return TextResult(await per_language(request.texts, found, each), found)
 
         return await self._charged(request, detected)

@@ -3,7 +3,7 @@
 Every text goes through ``translation``, as ``/v1/translate``'s do, so plain texts come
 back exactly as v1 gives them; ``tag_handling`` texts are HTML there, XML rewritten to HTML
 first and back after (``tags``). Without ``source_lang`` each text is detected on its own,
-among the sources of the installed pairs into the target.
+by ``detection``'s rule: one already in the target comes back as it is.
 
 What each option does here:
 

@@ -26,6 +26,7 @@ from dragoman.api.libretranslate.errors import LtRefusal, answer
 from dragoman.api.libretranslate.params import LtParams, read_params, tenant_of
 from dragoman.errors import DragomanError
 from dragoman.formats import FORMATS, for_file, translated_name
+from dragoman.jobs.auto import SAME_LANGUAGE
 from dragoman.jobs.files import Upload
 from dragoman.languages import english_name
 from dragoman.models import JobStatus
@@ -143,6 +144,8 @@ async def _wait(service: Service, job_id: str, tenant: str | None) -> None:
     while time.monotonic() < deadline:
         job = await service.manager.get(job_id, tenant)
         if job.status in _FINAL:
+            if job.error is not None and job.error.code == SAME_LANGUAGE.code:
+                raise LtRefusal(f"Invalid request: {job.error.message}")
             if job.status is not JobStatus.SUCCEEDED:
                 why = job.error.message if job.error else str(job.status)
                 raise DragomanError(f"the file could not be translated: {why}")

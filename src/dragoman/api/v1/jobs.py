@@ -56,6 +56,9 @@ _BODIES = {
 # glossaries and memories, this server's notifications, whether a file's bytes are its
 # format).
 _REFUSED = {
+    400: "A form field is not valid in its charset (bad_encoding), or with source_lang "
+    "'auto' a document was detected in a language that no installed pair translates into "
+    "the target (detected_language_unsupported)",
     404: "A glossary or memory the job names is not one of the tenant's (not_found)",
     409: "callback_url while this server sends no notifications (no DRAGOMAN_WEBHOOK_SECRET)",
     413: "The body, a file, the number of files, a segment or the number of segments is "

@@ -26,6 +26,7 @@ router = APIRouter(prefix="/v1", tags=["translate"])
     response_model=TranslateOut,
     response_model_exclude_none=True,
     responses=error_responses(
+        400,
         401,
         404,
         413,
@@ -33,6 +34,8 @@ router = APIRouter(prefix="/v1", tags=["translate"])
         429,
         500,
         when={
+            400: "With source_lang 'auto', a segment was detected in a language that no "
+            "installed pair translates into the target (detected_language_unsupported)",
             404: "The glossary named is not one of the tenant's (not_found)",
             413: "Too many segments (use a job) or a segment too long (payload_too_large; "
             "see /v1/limits)",
@@ -44,7 +47,8 @@ async def translate(body: TranslateIn, service: Service, tenant: Tenant) -> Resp
     ``auto``, each segment is detected on its own and translated from its language. With
     ``glossary``, every term of the tenant's glossary comes out as its target (with
     ``auto``, in the segments detected in the glossary's source language). With
-    ``mark_unknown``, words the engine does not know come back marked."""
+    ``mark_unknown``, words the engine does not know come back marked. A segment detected
+    in the target language comes back as it is."""
     request = TextRequest(
         tenant=tenant,
         source=body.source_lang,
