@@ -48,6 +48,7 @@ class Front:
             usage=self.usage,
             terminology=self.terminology,
             cache=self.reuse,
+            memories=self.memories,
         )
         self.fleet = Fleet(runtime.store, runtime.settings, runtime.clock)
         self.idempotency = IdempotentRequests(runtime)

@@ -55,6 +55,7 @@ from dragoman.client.views import (
     JobView,
     TargetView,
     succeeded,
+    with_segments,
 )
 from dragoman.formats import translated_name
 from dragoman.models import FINISHED, JobStatus
@@ -297,7 +298,7 @@ class Client:
                         if event.event in ("status", "progress"):
                             job = cast(JobView, {**job, **json.loads(event.data)})
                         elif event.event == "segments":
-                            job = _with_segments(job, json.loads(event.data), told)
+                            job = with_segments(job, json.loads(event.data), told)
                         else:
                             continue
                         on_update(job)
@@ -356,22 +357,6 @@ class Client:
             seconds = float(retry_after) if retry_after.isdigit() else None
             raise ServiceUnavailable(self.server, code, message, seconds)
         raise ServerRefused(self.server, response.status_code, code, message)
-
-
-def _with_segments(job: JobView, data: dict[str, Any], told: dict[str, int]) -> JobView:
-    """The job with the segments an event told counted in their target's progress. The
-    stream tells each translated segment once (it starts with those done before it), so
-    the count since it started is that target's ``segments_done``, never below what the
-    job said last."""
-    target = data.get("target_lang", job["target_lang"])
-    told[target] = told.get(target, 0) + len(data["segments"])
-    targets = list[TargetView]()
-    for shown in job.get("targets", []):
-        if shown["target_lang"] == target:
-            done = min(shown["segments_total"], max(shown["segments_done"], told[target]))
-            shown = {**shown, "segments_done": done}
-        targets.append(shown)
-    return {**job, "targets": targets}
 
 
 def _scheduled(deadline: str | None, review_below: float | None) -> dict[str, str | float]:

@@ -3,7 +3,7 @@ ISO 8601 strings)."""
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
 
 
 class ErrorBody(TypedDict):
@@ -73,3 +73,19 @@ def succeeded(job: JobView, target: str | None = None) -> bool:
             if each["target_lang"] == target:
                 return each["status"] == "succeeded"
     return job["status"] == "succeeded"
+
+
+def with_segments(job: JobView, data: dict[str, Any], told: dict[str, int]) -> JobView:
+    """The job with the segments an event told counted in their target's progress. The
+    stream tells each translated segment once (it starts with those done before it), so
+    the count since it started is that target's ``segments_done``, never below what the
+    job said last."""
+    target = data.get("target_lang", job["target_lang"])
+    told[target] = told.get(target, 0) + len(data["segments"])
+    targets = list[TargetView]()
+    for shown in job.get("targets", []):
+        if shown["target_lang"] == target:
+            done = min(shown["segments_total"], max(shown["segments_done"], told[target]))
+            shown = {**shown, "segments_done": done}
+        targets.append(shown)
+    return {**job, "targets": targets}

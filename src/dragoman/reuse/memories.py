@@ -1,5 +1,6 @@
 """Translation memories, the use cases: a TMX file in (a second upload of a name replaces
-the memory, as Weblate and ModernMT users expect), listed, deleted, and named by jobs."""
+the memory, as Weblate and ModernMT users expect), listed, deleted, named by jobs, and
+recalled for a synchronous request's segments."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from collections.abc import Sequence
 
 from dragoman.errors import NotFound, PayloadTooLarge
 from dragoman.formats.tmx import read_tmx
-from dragoman.models import MemoryInfo
-from dragoman.reuse.matching import memory_entries
+from dragoman.models import MemoryInfo, Pair
+from dragoman.reuse.keys import memory_key
+from dragoman.reuse.matching import fit, job_segment, memory_entries
 from dragoman.reuse.store import Memories, SqlMemories
 from dragoman.runtime import Runtime
 
@@ -61,3 +63,25 @@ class TranslationMemories:
             listed = ", ".join(repr(name) for name in unknown)
             raise NotFound(f"memories: no memory named {listed}; see GET /v1/memories")
         return tuple(found[name] for name in dict.fromkeys(names))
+
+    async def recall(
+        self, memory_ids: Sequence[int], pair: Pair, segments: Sequence[str], *, markup: bool
+    ) -> list[str | None]:
+        """Each segment's exact match in the memories ``memory_ids`` for ``pair`` (None: no
+        match), found and fitted as a job's are at submission (``store.prefill``): the first
+        memory listed that has one wins, a segment of only whitespace never matches, and a
+        ``markup`` segment (stored form) gets its own codes back."""
+        forms = {
+            i: job_segment(text, markup=markup) for i, text in enumerate(segments) if text.strip()
+        }
+        keys = {i: memory_key(pair.source, pair.target, form.form) for i, form in forms.items()}
+        found = await self._store.matches(memory_ids, list(set(keys.values())))
+        recalled: list[str | None] = [None] * len(segments)
+        for i, key in keys.items():
+            for memory_id in memory_ids:
+                target = found.get((memory_id, key))
+                fitted = None if target is None else fit(segments[i], forms[i], target)
+                if fitted is not None:
+                    recalled[i] = fitted
+                    break
+        return recalled

@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from dragoman.errors import Conflict
 from dragoman.models import MemoryInfo
 from dragoman.store.database import Database
-from dragoman.store.lookups import find, look_up, slices, touch
+from dragoman.store.lookups import find, look_up, matches, slices, touch
 from dragoman.store.rows import IN_FLIGHT_VALUES, aware
 from dragoman.store.tables import jobs, memories, memory_units, segment_cache
 
@@ -96,6 +96,12 @@ class Memories(Protocol):
 
     async def memory_ids(self, tenant: str, names: Sequence[str]) -> dict[str, int]:
         """The ids of those of ``names`` that are the tenant's memories."""
+        ...
+
+    async def matches(
+        self, memory_ids: Sequence[int], keys: Sequence[bytes]
+    ) -> dict[tuple[int, bytes], str]:
+        """The targets of ``keys`` in the memories ``memory_ids``, by (memory, key)."""
         ...
 
     async def delete_memory(self, tenant: str, name: str) -> bool:
@@ -246,6 +252,13 @@ class SqlMemories:
         )
         async with self._db.read() as conn:
             return {row.name: row.id for row in await conn.execute(query)}
+
+    async def matches(
+        self, memory_ids: Sequence[int], keys: Sequence[bytes]
+    ) -> dict[tuple[int, bytes], str]:
+        if not memory_ids or not keys:
+            return {}
+        return await self._db.reading(lambda conn: matches(conn, memory_ids, keys))
 
     async def delete_memory(self, tenant: str, name: str) -> bool:
         async with self._db.tx() as conn:

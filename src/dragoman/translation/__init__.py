@@ -14,7 +14,10 @@
    language with no route into the target refuses the request (``UnroutedLanguage``);
 6. each text through the tenant's segment cache and the dynamic batcher: a plain text as
    it is, an HTML text as the marked segments of a file job (``html.py``), with the
-   glossary's terms masked before the cache and unmasked after.
+   glossary's terms masked before the cache and unmasked after. A request that names
+   memories takes their exact matches first, as a job does at submission: a segment
+   matched is neither looked up in the cache nor translated (nor masked), and the others
+   go on exactly as they would without the memories.
 
 Refusals are dragoman's errors with fields (``UnsupportedPair.missing``,
 ``PayloadTooLarge.count``), so each API words its own message. Larger work belongs in a job.
@@ -46,6 +49,7 @@ from dragoman.languages import canonical
 from dragoman.metrics import Metrics
 from dragoman.models import Document
 from dragoman.reuse import Reuse
+from dragoman.reuse.memories import TranslationMemories
 from dragoman.settings import Settings
 from dragoman.translation.batcher import DynamicBatcher
 from dragoman.translation.html import translate_html
@@ -74,6 +78,7 @@ class TextRequest:
     mark_unknown: bool = False  # words the engine does not know come back marked (*word)
     echo_same: bool = False  # source == target: the texts come back as they are (DeepL)
     charge: bool = True  # False only for texts a request was charged for already
+    memories: tuple[int, ...] = ()  # the tenant's memories (ids), the first listed wins
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +99,7 @@ class TextTranslation:
         usage: UsageMeter,
         terminology: Terminology,
         cache: Reuse | None = None,
+        memories: TranslationMemories | None = None,
     ) -> None:
         self._settings = settings
         self._engines = engines
@@ -101,6 +107,7 @@ class TextTranslation:
         self._usage = usage
         self._terminology = terminology
         self._cache = cache
+        self._memories = memories
         self.batcher = DynamicBatcher(
             engines,
             metrics,
@@ -255,13 +262,23 @@ class TextTranslation:
         terms: Terms | None,
         segments: list[str],
     ) -> list[str]:
-        """With ``terms``, each segment is masked before the cache and the batcher and
-        unmasked after, so requests with different glossaries still share a batch."""
-        run = functools.partial(self._cached, request, engine, pair)
+        """The memories' matches; the other segments, with ``terms``, masked before the
+        cache and the batcher and unmasked after, so requests with different glossaries
+        still share a batch."""
         marked = request.kind == "html"
-        if terms is None:
-            return await run(segments)
-        return await keep_terms(run, [(s, terms) for s in segments], marked=marked)
+        recalled: list[str | None] = [None] * len(segments)
+        if request.memories and self._memories is not None:
+            recalled = await self._memories.recall(request.memories, pair, segments, markup=marked)
+        rest = [s for s, found in zip(segments, recalled, strict=True) if found is None]
+        run = functools.partial(self._cached, request, engine, pair)
+        if not rest:
+            translated = []
+        elif terms is None:
+            translated = await run(rest)
+        else:
+            translated = await keep_terms(run, [(s, terms) for s in rest], marked=marked)
+        made = iter(translated)
+        return [next(made) if found is None else found for found in recalled]
 
     async def _cached(
         self, request: TextRequest, engine: str, pair: Pair, segments: Sequence[str]

@@ -33,6 +33,7 @@ from dragoman.api.deepl.languages import (
     source_languages,
     target_languages,
 )
+from dragoman.api.deepl.memories import memory_named
 from dragoman.api.deepl.params import DeepLParams, handle
 from dragoman.api.deepl.text import check_formality, text_options, translate_texts
 from dragoman.api.deps import Service
@@ -64,7 +65,11 @@ async def deepl_translate(request: Request, service: Service) -> Response:
         options = text_options(params)
         check_formality(params)
         glossary = glossary_id_of(params, languages[0])
-        out, detected = await translate_texts(service, tenant, texts, languages, options, glossary)
+        memory = await memory_named(service, params, tenant)
+        memories = (memory[1],) if memory else ()
+        out, detected = await translate_texts(
+            service, tenant, texts, languages, options, glossary, memories
+        )
         return {
             "translations": [
                 {
@@ -117,13 +122,15 @@ async def deepl_document(request: Request, service: Service) -> Response:
             raise DeepLRefusal("Source and target language are equal.")
         pair = service.translation.upload_pair(source or AUTO, target)
         await glossary_terms(service, glossary, tenant, Pair(source or target, target))
+        memory = await memory_named(service, params, tenant)
         limit = service.settings.max_file_bytes
         content = await part.read(limit + 1)
         if len(content) > limit:
             raise DeepLRefusal(f"{name} is larger than {limit} bytes", 413)
         key = new_key()
         upload = Upload(name, content)
-        options = JobOptions(document_key=key, glossary=glossary)
+        memories = (memory[0],) if memory else ()
+        options = JobOptions(document_key=key, glossary=glossary, memories=memories)
         job = await service.files.submit(tenant, pair, [upload], options)
         return {"document_id": job.id, "document_key": key}
 

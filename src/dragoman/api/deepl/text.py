@@ -20,6 +20,8 @@ What each option does here:
   has one here).
 - ``glossary_id`` (or ``glossary_ids`` with one id): the tenant's glossary for the pair;
   its terms are kept in plain and tagged texts alike (``glossaries``).
+- ``translation_memory_id``, ``translation_memory_threshold``: the tenant's memory, its
+  exact matches applied (``memories``).
 """
 
 from __future__ import annotations
@@ -80,10 +82,12 @@ async def translate_texts(
     languages: tuple[str | None, str],
     options: TextOptions,
     glossary: str | None = None,
+    memories: tuple[int, ...] = (),
 ) -> tuple[list[str], list[str]]:
     """Each text's translation and source language (given, or detected), in order; the
     languages are ``(source or None, target)``. A text whose source is its target comes
-    back as it is, as DeepL gives it."""
+    back as it is, as DeepL gives it. ``memories``' exact matches come first (``memories``
+    module)."""
     source, target = languages
     html = options.tag_handling is not None
     rewritten: list[Rewritten] = []
@@ -103,6 +107,7 @@ async def translate_texts(
         kind="html" if html else "plain",
         segmentation=options.split,
         echo_same=True,
+        memories=memories,
     )
     result = await service.translation.translate(request)
     if source == target:  # checked and charged: the texts as they came
