@@ -189,6 +189,7 @@ def test_options_are_accepted(translator: deepl.Translator, http: httpx.Client) 
     )
     assert isinstance(found, deepl.TextResult)
     assert found.text == v1(http, TEXTS[1:2])[0]
+    assert found.model_type_used == "quality_optimized"  # Apertium's pair: its one engine
 
 
 def test_translate_documents(
@@ -218,7 +219,7 @@ def test_documents_refuse_what_they_cannot_do(translator: deepl.Translator, tmp_
     page.write_text("<p>Hello world.</p>")
     with pytest.raises(deepl.DeepLException, match="output_format"):
         translator.translate_document_from_filepath(page, tmp_path / "page.pdf", target_lang="ES")
-    with pytest.raises(deepl.DeepLException, match="not a supported format"):
+    with pytest.raises(deepl.DeepLException, match="Invalid file data"):
         translator.translate_document_upload(b"Hello", filename="notes.xyz", target_lang="ES")
     with pytest.raises(deepl.DeepLException, match="equal"):
         translator.translate_document_upload(

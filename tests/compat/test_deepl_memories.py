@@ -257,5 +257,6 @@ def test_documents_take_the_memory(acme: deepl.DeepLClient, tmp_path: Path) -> N
     )
     acme.translate_document_wait_until_done(handle)
     with httpx.Client(base_url=acme.server_url) as http:
-        found = http.get(f"/v1/jobs/{handle.document_id}/result", headers=ACME_V1).json()
+        job_id = handle.document_id.lower()  # the job id, as /v1 shows it
+        found = http.get(f"/v1/jobs/{job_id}/result", headers=ACME_V1).json()
     assert found["documents"][0]["origins"][0] == "tm"

@@ -149,6 +149,16 @@ class Engines:
         served_by = ", ".join(e.name for e in candidates)
         raise UnsupportedPair(f"engine {engine!r} {why}; engines for {pair}: {served_by}")
 
+    def preferred(self, pair: Pair, *, neural: bool) -> str | None:
+        """The first of ``pair``'s own engines (default first) that serves models (the
+        neural ones), or that does not; None where it has none of that kind, or is served
+        through a pivot: its default serves it then."""
+        models = set(self.model_engines())
+        for engine in self.direct().get(pair, ()):
+            if (engine.name in models) == neural:
+                return engine.name
+        return None
+
     def _marking(self, pair: Pair, engine: str | None, mark_unknown: bool) -> Engine:
         """The engine for ``pair``; with ``mark_unknown``, its marking form where it has
         one (an engine that knows no unknown words has no marks to write)."""

@@ -72,6 +72,9 @@ class TextRequest:
     target: str
     texts: Sequence[str]
     engine: str | None = None  # None: the pair's default
+    # No engine named: among the pair's own engines, a neural one first (True) or one
+    # without a model (False); None: the pair's default.
+    neural: bool | None = None
     glossary: str | None = None  # the id of one of the tenant's glossaries
     kind: Kind = "plain"
     segmentation: bool = True  # HTML: each block split into sentences first
@@ -131,7 +134,7 @@ class TextTranslation:
             self.candidates(target)
             await self._charge(request)
             return TextResult(list(request.texts))
-        engine, pair = self.resolve(source, target, request.engine)
+        engine, pair = self.resolve(source, target, self._engine(request, source, target))
         terms = await self._terminology.terms_for(request.glossary, request.tenant, pair)
         texts = await self._charged(request, lambda: self._run(request, engine, pair, terms))
         return TextResult(texts)
@@ -188,6 +191,12 @@ class TextTranslation:
             missing=missing,
         )
 
+    def _engine(self, request: TextRequest, source: str, target: str) -> str | None:
+        """The engine the request names, else the pair's first of the kind it prefers."""
+        if request.engine is not None or request.neural is None:
+            return request.engine
+        return self._engines.preferred(Pair(source, target), neural=request.neural)
+
     def upload_pair(self, source: str, target: str) -> Pair:
         """The pair of a file sent for translation, refused before the file is read;
         ``auto`` stays for the file job to detect."""
@@ -208,7 +217,7 @@ class TextTranslation:
         async def each(source: str, texts: list[str]) -> list[str]:
             if source == target:  # already in the target: as it came, as DeepL does
                 return texts
-            engine, pair = self.resolve(source, target, request.engine)
+            engine, pair = self.resolve(source, target, self._engine(request, source, target))
             # The glossary's dictionary for the language detected, if it has one.
             kept = await self._terminology.terms_in(glossary, pair)
             return await self._run(request, engine, pair, kept, texts)

@@ -1,7 +1,8 @@
-"""DeepL's refusals: ``{"message": "..."}`` (what deepl-python puts in its exceptions) with
-DeepL's status codes — 400 bad input, 403 key, 404, 413 too large, 429 with Retry-After,
-456 quota spent, 503 with Retry-After — from dragoman's one error tree. Every exception of
-a route is answered here, in this shape; FastAPI's error body is never sent."""
+"""DeepL's refusals: ``{"message": "..."}`` (what deepl-python puts in its exceptions, with
+a ``detail`` where one is given) with DeepL's status codes — 400 bad input, 403 key, 404,
+413 too large, 429 with Retry-After, 456 quota spent, 503 with Retry-After — from
+dragoman's one error tree. Every exception of a route is answered here, in this shape;
+FastAPI's error body is never sent."""
 
 from __future__ import annotations
 
@@ -36,10 +37,18 @@ QUOTA_EXCEEDED = 456  # DeepL's status for a spent character quota
 class DeepLRefusal(ClientError):
     """A refusal worded by this API; 400 unless said otherwise."""
 
-    def __init__(self, message: str, status: int = 400, retry_after_s: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        status: int = 400,
+        retry_after_s: int | None = None,
+        *,
+        detail: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.retry_after_s = retry_after_s
+        self.detail = detail
 
 
 def unsupported(name: str) -> DeepLRefusal:
@@ -58,7 +67,10 @@ async def answer(work: Awaitable[Any]) -> Response:
 def response(refused: DeepLRefusal) -> JSONResponse:
     retry = refused.retry_after_s
     headers = None if retry is None else {"Retry-After": str(retry)}
-    return JSONResponse({"message": refused.message}, status_code=refused.status, headers=headers)
+    body = {"message": refused.message}
+    if refused.detail is not None:
+        body["detail"] = refused.detail
+    return JSONResponse(body, status_code=refused.status, headers=headers)
 
 
 def refusal(exc: Exception) -> DeepLRefusal:

@@ -19,8 +19,11 @@ from typing import Any
 from fastapi import APIRouter, Request, Response
 
 from dragoman.api.deepl.documents import (
+    INVALID_FILE_DATA,
     check_output_format,
+    document_id_of,
     document_of,
+    file_data,
     new_key,
     not_ready,
     status_of,
@@ -35,7 +38,12 @@ from dragoman.api.deepl.languages import (
 )
 from dragoman.api.deepl.memories import memory_named
 from dragoman.api.deepl.params import DeepLParams, handle
-from dragoman.api.deepl.text import check_formality, text_options, translate_texts
+from dragoman.api.deepl.text import (
+    check_formality,
+    model_type_used,
+    text_options,
+    translate_texts,
+)
 from dragoman.api.deps import Service
 from dragoman.api.downloads import attachment
 from dragoman.detection import AUTO
@@ -70,12 +78,14 @@ async def deepl_translate(request: Request, service: Service) -> Response:
         out, detected = await translate_texts(
             service, tenant, texts, languages, options, glossary, memories
         )
+        used = model_type_used(options)
         return {
             "translations": [
                 {
                     "detected_source_language": deepl_code(language),
                     "text": text,
                     "billed_characters": len(given),
+                    **({"model_type_used": used} if used else {}),
                 }
                 for given, text, language in zip(texts, out, detected, strict=True)
             ]
@@ -116,7 +126,8 @@ async def deepl_document(request: Request, service: Service) -> Response:
         check_formality(params)
         glossary = glossary_id_of(params, source)
         name = params.text("filename") or part.filename or "document.txt"
-        for_file(name)  # an unknown extension is refused before the upload is read
+        with file_data():
+            for_file(name)  # an unknown extension is refused before the upload is read
         check_output_format(params, name)
         if source == target:
             raise DeepLRefusal("Source and target language are equal.")
@@ -127,12 +138,15 @@ async def deepl_document(request: Request, service: Service) -> Response:
         content = await part.read(limit + 1)
         if len(content) > limit:
             raise DeepLRefusal(f"{name} is larger than {limit} bytes", 413)
+        if not content:
+            raise DeepLRefusal(INVALID_FILE_DATA, detail=f"{name}: the file is empty")
         key = new_key()
         upload = Upload(name, content)
         memories = (memory[0],) if memory else ()
         options = JobOptions(document_key=key, glossary=glossary, memories=memories)
-        job = await service.files.submit(tenant, pair, [upload], options)
-        return {"document_id": job.id, "document_key": key}
+        with file_data():
+            job = await service.files.submit(tenant, pair, [upload], options)
+        return {"document_id": document_id_of(job), "document_key": key}
 
     return await handle(request, use)
 

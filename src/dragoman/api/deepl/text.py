@@ -10,8 +10,12 @@ What each option does here:
 - ``split_sentences``: ``0`` keeps each block of a tagged text whole; ``1`` and
   ``nonewlines`` split it into sentences. A plain text is always given whole to the
   engine, which reads sentences by itself.
+- ``model_type``: ``latency_optimized`` prefers a pair's Apertium pipeline and
+  ``quality_optimized`` its neural model, where it has both (``prefer_`` alike); a pair
+  with one kind of engine runs it, as both the fastest and the best it has. So what ran is
+  always of the kind asked for, or the pair's only kind, and ``model_type_used`` echoes it.
 - ``preserve_formatting``, ``outline_detection``, ``non_splitting_tags``, ``context``,
-  ``model_type``, ``show_billed_characters``: checked and accepted; dragoman's engines
+  ``show_billed_characters``: checked and accepted; dragoman's engines
   never correct formatting and take no context (every text is translated as if alone),
   every tag is non-splitting unless named in ``splitting_tags``, and ``billed_characters``
   is always answered (deepl-python needs it).
@@ -43,6 +47,12 @@ from dragoman.detection import AUTO
 from dragoman.translation import TextRequest
 
 _FORMALITIES = ("default", "prefer_more", "prefer_less", "more", "less")
+_MODEL_TYPES = (
+    "quality_optimized",
+    "latency_optimized",
+    "prefer_quality_optimized",
+    "prefer_latency_optimized",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +61,7 @@ class TextOptions:
     split: bool  # a tagged text's blocks split into sentences
     ignore: tuple[str, ...] = ()
     splitting: tuple[str, ...] = ()
+    model_type: str | None = None  # one of _MODEL_TYPES, or None (the pair's default)
 
 
 def text_options(params: DeepLParams) -> TextOptions:
@@ -59,7 +70,7 @@ def text_options(params: DeepLParams) -> TextOptions:
     tag_handling = params.choice("tag_handling", ("html", "xml", ""), "") or None
     for name in ("preserve_formatting", "outline_detection", "show_billed_characters"):
         params.flag(name, default=False)
-    for name in ("context", "model_type", "tag_handling_version"):
+    for name in ("context", "tag_handling_version"):
         params.text(name)
     params.tags("non_splitting_tags")
     return TextOptions(
@@ -67,7 +78,17 @@ def text_options(params: DeepLParams) -> TextOptions:
         split=split != "0",
         ignore=tuple(params.tags("ignore_tags")),
         splitting=tuple(params.tags("splitting_tags")),
+        model_type=params.choice("model_type", _MODEL_TYPES, "") or None,
     )
+
+
+def model_type_used(options: TextOptions) -> str | None:
+    """DeepL's ``model_type_used`` (None: not asked, not answered). The kind asked for ran
+    wherever the pair has both; where it has one kind, that engine is the pair's best and
+    fastest at once, so the answer is the kind asked for in every case."""
+    if options.model_type is None:
+        return None
+    return options.model_type.removeprefix("prefer_")
 
 
 def check_formality(params: DeepLParams) -> None:
@@ -108,6 +129,7 @@ async def translate_texts(
         segmentation=options.split,
         echo_same=True,
         memories=memories,
+        neural=None if options.model_type is None else "quality" in options.model_type,
     )
     result = await service.translation.translate(request)
     if source == target:  # checked and charged: the texts as they came
