@@ -1,5 +1,6 @@
 """Writing to a stage that has gone is an engine error, whatever the event loop says of it;
-a pipeline whose start is cancelled is killed whole."""
+a pipeline whose start is cancelled is killed whole, and so is one whose pool is closed
+while it starts."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ import signal
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+import psutil
 import pytest
 import uvloop
 
+from dragoman.engines.apertium.pool import PipelinePool
 from dragoman.engines.apertium.process import spawned, write_to
+from dragoman.engines.apertium.tagger import Script
 from dragoman.errors import EngineError
 
 Runner = Callable[[Coroutine[Any, Any, None]], None]
@@ -96,4 +100,37 @@ def _running_in_group(group: int) -> list[int]:
             continue
         if int(fields[2]) == group and fields[0] != "Z":
             found.append(int(pid))
+    return found
+
+
+@pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_a_pool_closed_while_a_pipeline_starts_leaves_no_process(run: Runner) -> None:
+    """A service stopped while a pool starts a pipeline: close() returns only once that
+    start has ended and its processes are killed, so a loop that ends right after leaves
+    none running."""
+
+    async def main() -> None:
+        pool = PipelinePool(Script(head="sleep 30 | cat"), 1, 100, 10.0)
+        batch = asyncio.ensure_future(pool.translate(["x"]))
+        for _ in range(1000):  # until the start has forked the pipeline's shell
+            if _children("bash"):
+                break
+            await asyncio.sleep(0)
+        assert _children("bash"), "the pipeline did not start"
+        await pool.close()
+        left = [pid for pid in _children("bash") if _running_in_group(pid)]
+        assert left == []
+        with pytest.raises(EngineError):
+            await batch
+
+    run(main())
+
+
+def _children(name: str) -> list[int]:
+    """This process's children called ``name`` that are not zombies."""
+    found = []
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if child.name() == name and child.status() != psutil.STATUS_ZOMBIE:
+                found.append(child.pid)
     return found

@@ -53,6 +53,7 @@ class PipelinePool:
         self._closed = False
         self._lent: set[Pipeline] = set()
         self._returned = asyncio.Event()
+        self._starting: set[asyncio.Future[None]] = set()  # pipelines' starts under way
 
     async def translate(self, segments: Sequence[str], *, raw: bool = False) -> list[str]:
         """Each segment's translation, the batch split across the pipelines it can take."""
@@ -122,6 +123,9 @@ class PipelinePool:
         fresh = [Pipeline(self._script, self._read_timeout_s) for _ in range(count)]
         self._all += fresh
         starts = [asyncio.ensure_future(pipeline.start()) for pipeline in fresh]
+        self._starting.update(starts)
+        for start in starts:
+            start.add_done_callback(self._starting.discard)
         try:
             await until_done_or_failed(list(starts))
         except BaseException:
@@ -181,6 +185,10 @@ class PipelinePool:
                 while self._lent:
                     self._returned.clear()
                     await self._returned.wait()
+        # A start under way has not yet got its processes: stopping its pipeline now would
+        # kill nothing, and if the loop then ended, that start would never stop them.
+        if self._starting:
+            await asyncio.wait(list(self._starting), timeout=self._read_timeout_s)
         while self._all:
             await self._all.pop().stop()
         self._idle.put_nowait(None)  # a batch waiting for a pipeline fails rather than hangs
