@@ -17,7 +17,6 @@ divided by the time it took. The samples are this process's own, kept for ``HIST
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import deque
 from dataclasses import dataclass
@@ -28,6 +27,7 @@ from dragoman.models import Job, JobStatus, Pool, WorkerInfo
 from dragoman.settings import Settings
 from dragoman.store import JobStore, WorkerRegistry
 from dragoman.store.worker_registry import SqlWorkerRegistry
+from dragoman.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +173,5 @@ class Fleet:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None

@@ -4,9 +4,10 @@ named for the log, its failures logged and retried at the next turn."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Awaitable, Callable
+
+from dragoman.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,5 @@ class Periodic:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None

@@ -24,7 +24,6 @@ Delivery is at least once: A takes the first reply of a request and ignores the 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections.abc import Callable, Coroutine
@@ -36,6 +35,7 @@ from dragoman.clock import Clock
 from dragoman.messages import WATCHDOG_QUEUE
 from dragoman.models import RelayRequest, RelayStatus
 from dragoman.store import RelayLog
+from dragoman.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -65,9 +65,7 @@ class RelayClient:
 
     async def stop(self) -> None:
         if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+            await cancel_and_wait(self._listener)
 
     async def send(self, target: str, payload: dict[str, Any]) -> str:
         """Sends a request; returns its id (``result`` awaits its reply)."""

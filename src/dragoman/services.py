@@ -18,7 +18,6 @@ The four programs of the distributed deployment start in the background (``progr
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import time
@@ -42,6 +41,7 @@ from dragoman.scaling import ReplicaController, WorkerSource
 from dragoman.scaling.inprocess import InProcessController
 from dragoman.scaling.scaler import Scaler
 from dragoman.settings import Settings
+from dragoman.tasks import cancel_and_wait
 from dragoman.watchdog import Watchdog
 from dragoman.webhooks.notifier import Notifier
 from dragoman.worker import BatchWorker
@@ -256,9 +256,7 @@ class WatchdogService(Distributed):
 
     async def end(self) -> None:
         if self._leasing is not None:
-            self._leasing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._leasing
+            await cancel_and_wait(self._leasing)
         if self.active:
             await self.watchdog.stop()
             self.active = False

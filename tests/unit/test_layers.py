@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "dragoman"
 
 LAYERS: dict[str, int] = {
     **dict.fromkeys(
-        ["errors", "models", "settings", "clock", "languages", "metrics", "messages"], 0
+        ["errors", "models", "settings", "clock", "languages", "metrics", "messages", "tasks"], 0
     ),
     **dict.fromkeys(["validation", "formats", "store", "bus", "engines", "detection"], 1),
     **dict.fromkeys(["runtime", "backoff", "packages", "periodic"], 2),

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from dragoman.errors import TransientError
 from dragoman.models import Job, JobStatus
+from dragoman.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,8 @@ class JobWaits:
             self._poller = asyncio.create_task(self._poll(), name="job waits")
         try:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(asyncio.shield(seen), timeout_s)
+                async with asyncio.timeout(timeout_s):
+                    await asyncio.shield(seen)
         finally:
             waiters = self._waiters.get(job.id, [])
             if entry in waiters:
@@ -76,6 +78,4 @@ class JobWaits:
 
     async def close(self) -> None:
         if self._poller is not None:
-            self._poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._poller
+            await cancel_and_wait(self._poller)

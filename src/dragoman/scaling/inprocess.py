@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Generic, Protocol, TypeVar
 
 from dragoman.models import WorkerInfo
+from dragoman.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +80,5 @@ class InProcessController(Generic[W]):
     async def close(self) -> None:
         """Stops every worker now (service shutdown: held jobs are requeued at next start)."""
         tasks = [task for _, task in self._running.values()] + list(self._draining)
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*tasks)
         self._running.clear()

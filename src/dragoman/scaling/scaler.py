@@ -14,6 +14,7 @@ from dragoman.models import JobStatus, Pool
 from dragoman.runtime import Runtime
 from dragoman.scaling import ReplicaController
 from dragoman.scaling.policy import Decision, PoolPolicy, ScalePolicy, choose_victims
+from dragoman.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 # A burst of dispatches is decided on once in this time, not once per dispatch: each decision
@@ -118,14 +119,15 @@ class Scaler:
             except Exception:
                 log.exception("pool %s: scaling failed; will retry", self.pool)
             decided = time.monotonic()
+            # Not wait_for: before Python 3.12 it loses a cancellation that comes as the
+            # event is set, and the scaler would run on after its stop.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._nudged.wait(), interval)
+                async with asyncio.timeout(interval):
+                    await self._nudged.wait()
             await asyncio.sleep(max(0.0, decided + self._nudge_gap_s - time.monotonic()))
             self._nudged.clear()
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await cancel_and_wait(self._task)
             self._task = None

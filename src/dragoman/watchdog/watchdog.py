@@ -22,7 +22,6 @@ like dispatch, notifications are sent by the one active watchdog of a cluster.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -37,6 +36,7 @@ from dragoman.queue import BatchRequestsQueue, Waiting
 from dragoman.relay import RelayTracker
 from dragoman.runtime import Runtime
 from dragoman.store import Ending
+from dragoman.tasks import cancel_and_wait
 from dragoman.watchdog.forecast import Forecast
 from dragoman.watchdog.routing import Router
 from dragoman.webhooks.notifier import Notifier
@@ -359,9 +359,5 @@ class Watchdog:
     async def stop(self) -> None:
         if self.notifier is not None:
             await self.notifier.stop()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel_and_wait(*self._tasks)
         self._tasks = []

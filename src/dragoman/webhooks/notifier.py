@@ -12,7 +12,6 @@ attempt cut short by a stop is sent again with the same id.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 import logging
@@ -31,6 +30,7 @@ from dragoman import __version__
 from dragoman.errors import InvalidRequest, TransientError
 from dragoman.models import Job, JobStatus
 from dragoman.runtime import Runtime
+from dragoman.tasks import cancel_and_wait
 from dragoman.webhooks.store import (
     AT_RISK,
     Deliveries,
@@ -325,9 +325,7 @@ class Notifier:
         # The loop first, so no attempt starts; attempts in flight get a short grace, since
         # one cut short is sent again after the next start.
         if self._loop is not None:
-            self._loop.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._loop
+            await cancel_and_wait(self._loop)
             self._loop = None
         sending = list(self._sending.values())
         if sending:

@@ -4,7 +4,6 @@ work by it, and the scaler counts busy workers and picks idle ones to remove by 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 from collections.abc import Callable
@@ -15,6 +14,7 @@ from dragoman.errors import TransientError
 from dragoman.models import Pool, WorkerInfo
 from dragoman.runtime import Runtime
 from dragoman.store import WorkerRegistry
+from dragoman.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +93,7 @@ class Registration:
     async def stop(self) -> None:
         if self._task is None:
             return
-        self._task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await self._task
+        await cancel_and_wait(self._task)
         self._task = None
         # Bounded: the row expires after the registry's TTL anyway, and a stop must not wait
         # on a store that does not answer.

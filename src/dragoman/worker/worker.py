@@ -12,7 +12,6 @@ apart: their own results, progress, heartbeats, status and cancellation.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
@@ -133,8 +132,9 @@ class BatchWorker:
         self._draining.set()
         if not self._holding:
             task.cancel()  # waiting for a message: nothing is in hand
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        await asyncio.wait([task])  # a cancellation of the drain itself is raised
+        if not task.cancelled():
+            task.result()
 
     async def process(self, attempts: Sequence[Attempt]) -> None:
         """Works on the given attempts as one batch, then reports their outcomes together."""

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +25,7 @@ from dragoman.engines.apertium.version import Versions
 from dragoman.errors import EngineError, UnsupportedPair
 from dragoman.formats.markup import Marked, project
 from dragoman.models import Pair
+from dragoman.tasks import cancel_and_wait
 
 __all__ = ["ApertiumEngine", "Mode", "discover_modes"]
 
@@ -141,9 +141,7 @@ class ApertiumEngine:
 
     async def close(self) -> None:
         if self._reaper is not None:
-            self._reaper.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._reaper
+            await cancel_and_wait(self._reaper)
             self._reaper = None
         for pool in self._pools.values():
             await pool.close()
