@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from dragoman.models import Pair
-from dragoman.reuse.keys import cache_key, digest, memory_key
+from dragoman.reuse.keys import cache_key, cache_keys, digest, memory_key
 from dragoman.reuse.matching import fit, job_segment
 
 BASE: dict[str, Any] = {
@@ -54,6 +54,18 @@ def test_a_key_is_the_documented_encoding_so_stored_keys_stay_valid() -> None:
     encoded = b"".join(len(f.encode()).to_bytes(8, "big") + f.encode() for f in fields)
     assert digest(*fields) == hashlib.sha256(encoded).digest()
     assert digest("a") == hashlib.sha256(b"\x00" * 7 + b"\x01a").digest()
+
+
+@pytest.mark.parametrize(
+    "shared", [BASE, {**BASE, "tenant": None, "glossary": "g1", "markup": True}]
+)
+def test_a_job_keys_its_segments_at_once_as_each_alone(shared: dict[str, Any]) -> None:
+    segments = ["Hello.", "", "Ça va ? 😀", "Hello.", "x" * 10_000, "\ud800 lone"]
+    fields = {key: value for key, value in shared.items() if key != "segment"}
+    assert cache_keys(**fields, segments=segments) == [
+        cache_key(**fields, segment=segment) for segment in segments
+    ]
+    assert cache_keys(**fields, segments=[]) == []
 
 
 def test_fields_are_length_prefixed_so_separators_cannot_collide() -> None:

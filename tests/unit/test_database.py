@@ -179,3 +179,42 @@ async def test_work_in_one_go_commits_or_rolls_back_and_waits_for_a_writer(db: D
     for work in (db.reading, db.writing):
         with pytest.raises(StoreUnavailable):
             await work(lambda conn: conn.execute(text("SELECT 1")))
+
+
+async def test_a_statement_that_ends_at_once_needs_no_task_and_one_that_waits_gets_one(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import dragoman.store.database as database
+
+    made: list[object] = []
+    ensure_future = asyncio.ensure_future
+
+    def counted(work: Any) -> Any:
+        made.append(work)
+        return ensure_future(work)
+
+    monkeypatch.setattr(database.asyncio, "ensure_future", counted)
+    async with db.tx() as conn:
+        await conn.execute(text("CREATE TABLE t (x INTEGER)"))
+        await conn.execute(text("INSERT INTO t VALUES (1), (2), (3)"))
+        assert (await conn.execute(text("SELECT sum(x) FROM t"))).scalar_one() == 6
+    assert made == []
+    async with db.tx() as conn:  # a deletion runs in a thread: the rest of it is a task
+        deleted = await conn.execute(text("DELETE FROM t WHERE x > 1 RETURNING x"))
+        assert sorted(deleted.scalars().all()) == [2, 3]
+    assert len(made) >= 1
+
+    def broken(_x: int) -> int:
+        raise ValueError("broken")
+
+    def install(sync_conn: Any) -> None:
+        sync_conn.connection.dbapi_connection.create_function("broken", 1, broken)
+
+    # An error after the wait reaches the caller (SQLite's, for a function that raised).
+    with pytest.raises(StoreUnavailable):
+        async with db.tx() as conn:
+            await conn.run_sync(install)
+            await conn.execute(text("DELETE FROM t WHERE broken(x) > 0"))
+    async with db.read() as conn:
+        assert (await conn.execute(text("SELECT x FROM t"))).scalars().all() == [1]
+    await db.close()

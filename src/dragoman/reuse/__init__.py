@@ -30,7 +30,7 @@ from dragoman.errors import DragomanError, TransientError
 from dragoman.formats.markup import parse_stored, same_codes
 from dragoman.glossaries.store import Glossaries, SqlGlossaries
 from dragoman.models import Document, Job, Output, Pair
-from dragoman.reuse.keys import cache_key, memory_key
+from dragoman.reuse.keys import cache_keys, memory_key
 from dragoman.reuse.matching import JobSegment, fit, job_segment
 from dragoman.reuse.store import CacheRows, CacheWrite, SqlCacheRows
 from dragoman.runtime import Runtime
@@ -116,14 +116,16 @@ class Reuse:
             made_by = (unit.engine, self._engines.model(unit.engine, pair) if version else None)
             first = unit.first_position or 0
             end = unit.end_position if unit.end_position is not None else len(segments)
-            for position in range(first, end):
-                text = segments[position]
-                if memory_ids and text.strip():
-                    form = forms[position] = job_segment(text, markup=job.options.markup)
-                    memory_keys[position] = memory_key(pair.source, pair.target, form.form)
-                if version is not None:
-                    cache_keys[position] = self._key(unit, version, pair, text, glossary)
-                    cache_models[position] = made_by
+            if memory_ids:
+                for position in range(first, end):
+                    text = segments[position]
+                    if text.strip():
+                        form = forms[position] = job_segment(text, markup=job.options.markup)
+                        memory_keys[position] = memory_key(pair.source, pair.target, form.form)
+            if version is not None:
+                keys = self._keys(unit, version, pair, segments[first:end], glossary)
+                cache_keys.update(zip(range(first, end), keys, strict=True))
+                cache_models.update(dict.fromkeys(range(first, end), made_by))
         return Prefill(
             memory_ids,
             memory_keys,
@@ -160,18 +162,15 @@ class Reuse:
         version = self._version(engine, pair, mark_unknown) if self._settings.cache else None
         if version is None:
             return await translate(list(segments)), 0
-        keys = [
-            cache_key(
-                tenant=tenant,
-                engine=engine,
-                version=version,
-                pair=pair,
-                glossary=None,
-                markup=markup,
-                segment=text,
-            )
-            for text in segments
-        ]
+        keys = cache_keys(
+            tenant=tenant,
+            engine=engine,
+            version=version,
+            pair=pair,
+            glossary=None,
+            markup=markup,
+            segments=segments,
+        )
         try:
             found = await self._store.cached(keys, self._clock.now())
         except TransientError as exc:
@@ -198,15 +197,17 @@ class Reuse:
         return [found[key] for key in keys], hits
 
     @staticmethod
-    def _key(unit: Job, version: str, pair: Pair, text: str, glossary: str | None) -> bytes:
-        return cache_key(
+    def _keys(
+        unit: Job, version: str, pair: Pair, texts: Sequence[str], glossary: str | None
+    ) -> list[bytes]:
+        return cache_keys(
             tenant=unit.tenant,
             engine=unit.engine,
             version=version,
             pair=pair,
             glossary=glossary,
             markup=unit.options.markup,
-            segment=text,
+            segments=texts,
         )
 
     async def settle(
@@ -243,7 +244,8 @@ class Reuse:
                 versions[which] = self._version(*which)
             version = versions[which]
             if version is not None:
-                keyed.append((i, self._key(job, version, pair, source, glossary)))
+                (key,) = self._keys(job, version, pair, (source,), glossary)
+                keyed.append((i, key))
         if not keyed:
             return outputs
         try:

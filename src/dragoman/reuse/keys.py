@@ -5,6 +5,7 @@ separator would let ``["a|b"]`` and ``["a", "b"]`` collide)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 
 from dragoman.models import Pair
 
@@ -12,14 +13,33 @@ CACHE_SCHEME = "dragoman.cache/1"
 MEMORY_SCHEME = "dragoman.tm/1"
 
 
-def digest(*fields: str) -> bytes:
-    """sha256 of the fields, each as its UTF-8 length (8 bytes) then its bytes, hashed in
-    one call (a job computes one key per segment)."""
+def _encoded(fields: tuple[str, ...]) -> bytes:
     parts: list[bytes] = []
     for text in fields:
         data = text.encode("utf-8", "surrogatepass")
         parts += (len(data).to_bytes(8, "big"), data)
-    return hashlib.sha256(b"".join(parts)).digest()
+    return b"".join(parts)
+
+
+def digest(*fields: str) -> bytes:
+    """sha256 of the fields, each as its UTF-8 length (8 bytes) then its bytes, hashed in
+    one call."""
+    return hashlib.sha256(_encoded(fields)).digest()
+
+
+def _cache_fields(
+    tenant: str | None, engine: str, version: str, pair: Pair, glossary: str | None, markup: bool
+) -> tuple[str, ...]:
+    return (
+        CACHE_SCHEME,
+        tenant or "",
+        engine,
+        version,
+        pair.source,
+        pair.target,
+        glossary or "",
+        "markup" if markup else "plain",
+    )
 
 
 def cache_key(
@@ -35,17 +55,32 @@ def cache_key(
     """Everything that decides an engine's output for one segment: who asks (a tenant never
     sees another's entries), which engine and its version, the pair, the glossary, whether
     the segment carries inline codes (file jobs' stored form), and the exact text."""
-    return digest(
-        CACHE_SCHEME,
-        tenant or "",
-        engine,
-        version,
-        pair.source,
-        pair.target,
-        glossary or "",
-        "markup" if markup else "plain",
-        segment,
+    return digest(*_cache_fields(tenant, engine, version, pair, glossary, markup), segment)
+
+
+def cache_keys(
+    *,
+    tenant: str | None,
+    engine: str,
+    version: str,
+    pair: Pair,
+    glossary: str | None,
+    markup: bool,
+    segments: Iterable[str],
+) -> list[bytes]:
+    """``cache_key`` of each segment: the fields they share are hashed once, and each key
+    goes on from a copy of that hash."""
+    shared = hashlib.sha256(
+        _encoded(_cache_fields(tenant, engine, version, pair, glossary, markup))
     )
+    keys: list[bytes] = []
+    for segment in segments:
+        data = segment.encode("utf-8", "surrogatepass")
+        key = shared.copy()
+        key.update(len(data).to_bytes(8, "big"))
+        key.update(data)
+        keys.append(key.digest())
+    return keys
 
 
 def memory_key(source_lang: str, target_lang: str, form: str) -> bytes:

@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from alembic import command
 from alembic.config import Config
@@ -76,10 +76,18 @@ def _tune_sqlite(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
-async def _to_its_end(work: Awaitable[T]) -> T:
+async def _to_its_end(work: Coroutine[Any, Any, T]) -> T:
     """Awaits ``work`` to its end even if the caller is cancelled meanwhile; the caller's
-    cancellation is raised then."""
-    task = asyncio.ensure_future(work)
+    cancellation is raised then.
+
+    Its first step runs here, at once: most SQLite statements end in it (``sqlite_inline``),
+    and those need no task of their own. One that waits (in a thread, for a lock) goes on
+    as a task, which a cancellation of the caller does not reach."""
+    try:
+        waiting_on = work.send(None)
+    except StopIteration as ended:
+        return ended.value  # type: ignore[no-any-return]
+    task = asyncio.ensure_future(_Rest(work, waiting_on))
     cancelled: asyncio.CancelledError | None = None
     while not task.done():
         try:
@@ -89,7 +97,31 @@ async def _to_its_end(work: Awaitable[T]) -> T:
     if cancelled is not None:
         task.exception()  # retrieved: what the caller gets is its cancellation
         raise cancelled
-    return task.result()
+    return cast(T, task.result())
+
+
+class _Rest:
+    """What is left of a coroutine suspended after its first step, as an awaitable: what
+    it waits on is handed to the task that awaits this, and what the task sends or throws
+    back goes on to the coroutine."""
+
+    def __init__(self, work: Coroutine[Any, Any, Any], waiting_on: Any) -> None:
+        self._work = work
+        self._waiting_on = waiting_on
+
+    def __await__(self) -> Generator[Any, Any, Any]:
+        work, waiting_on = self._work, self._waiting_on
+        while True:
+            try:
+                sent = yield waiting_on
+            except BaseException as exc:
+                step = functools.partial(work.throw, exc)
+            else:
+                step = functools.partial(work.send, sent)
+            try:
+                waiting_on = step()
+            except StopIteration as ended:
+                return ended.value
 
 
 class _WholeStatements(AsyncConnection):
