@@ -109,6 +109,10 @@ class Settings(BaseSettings):
     # The longest an event stream stays open; a client then reconnects with Last-Event-ID
     # (browsers do by themselves), which spreads long streams over the API processes.
     events_max_s: float = Field(600.0, gt=0)
+    # A DeepL document status asked while the job runs is answered once it ends, or after
+    # this long: DeepL's SDKs sleep 5 s between polls, so a small document is done at the
+    # first poll instead of the second. 0: answer at once.
+    deepl_status_wait_s: float = Field(5.0, ge=0, le=60)
 
     # Glossaries, as DeepL bounds them: 1,000 per tenant, 1,024 UTF-8 bytes a term or name,
     # 10 MiB a file; entries per glossary bound the memory a glossary takes in each process.

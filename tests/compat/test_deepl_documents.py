@@ -136,3 +136,23 @@ def test_a_wrong_key_is_not_found_alike(translator: deepl.Translator, http: http
         response = http.post(f"/v2/document/{handle.document_id}", json={"document_key": key})
         assert response.status_code == 404, response.text
         assert response.json() == {"message": "Document not found"}
+
+
+def test_the_sdk_finds_a_small_document_done_at_its_first_poll(
+    translator: deepl.Translator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK sleeps 5 s before each further poll: a small document, answered when its job
+    ends, needs none."""
+    polls: list[str] = []
+    ask = translator.translate_document_get_status
+
+    def counted(handle: deepl.DocumentHandle) -> deepl.DocumentStatus:
+        polls.append(handle.document_id)
+        return ask(handle)
+
+    monkeypatch.setattr(translator, "translate_document_get_status", counted)
+    given, out = tmp_path / "notes.txt", tmp_path / "notes.es.txt"
+    given.write_text("Hello world.\n")
+    status = translator.translate_document_from_filepath(given, out, **ES)
+    assert status.done and out.read_text() == "Hola Mundo.\n"
+    assert len(polls) == 1

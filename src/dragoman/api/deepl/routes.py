@@ -14,6 +14,7 @@ which describes the v1 contract.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -44,12 +45,12 @@ from dragoman.api.deepl.text import (
     text_options,
     translate_texts,
 )
-from dragoman.api.deps import Service
+from dragoman.api.deps import ApiParts, Service
 from dragoman.api.downloads import attachment
 from dragoman.detection import AUTO
 from dragoman.formats import for_file
 from dragoman.jobs.files import Upload
-from dragoman.models import JobOptions, JobStatus, Pair
+from dragoman.models import Job, JobOptions, JobStatus, Pair
 
 router = APIRouter(tags=["deepl"], include_in_schema=False)
 
@@ -155,9 +156,18 @@ async def deepl_document(request: Request, service: Service) -> Response:
 async def deepl_document_status(request: Request, document_id: str, service: Service) -> Response:
     async def use(params: DeepLParams, tenant: str | None) -> Any:
         job = await document_of(service, document_id, params, tenant)
-        return await status_of(service, job)
+        return await status_of(service, await _ended(service, job, tenant))
 
     return await handle(request, use)
+
+
+async def _ended(service: ApiParts, job: Job, tenant: str | None) -> Job:
+    """``job`` once it has ended, or as it is after ``deepl_status_wait_s``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + service.settings.deepl_status_wait_s
+    while not job.status.finished and (left := deadline - loop.time()) > 0:
+        job = await service.manager.get_moved(job.id, tenant, left)
+    return job
 
 
 @router.api_route("/v2/document/{document_id}/result", methods=_READ)
