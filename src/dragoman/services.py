@@ -64,6 +64,7 @@ class _Dispatch:
         runtime: Runtime,
         *,
         on_dispatch: Callable[[], None] = lambda: None,
+        on_ended: Callable[[], None] = lambda: None,
         reload_each_sweep: bool = True,
     ) -> None:
         self.queue = BatchRequestsQueue()
@@ -71,6 +72,7 @@ class _Dispatch:
             runtime,
             queue=self.queue,
             on_dispatch=on_dispatch,
+            on_ended=on_ended,
             reload_each_sweep=reload_each_sweep,
             notifier=Notifier(runtime, render=lambda job: _rendered(job, runtime)),
         )
@@ -121,7 +123,13 @@ class EmbeddedService(Serving):
         if engines is None and settings.gpu_max_workers > 0:
             self._engines[Pool.GPU] = open_engines(settings, Pool.GPU)
         # The queue and the watchdog live in this process: jobs go straight to them.
-        self.dispatch = _Dispatch(rt, on_dispatch=self._nudge_scalers, reload_each_sweep=False)
+        # Jobs end in this process: its long polls and event streams learn it at once.
+        self.dispatch = _Dispatch(
+            rt,
+            on_dispatch=self._nudge_scalers,
+            on_ended=lambda: self.front.manager.waits.poke(),
+            reload_each_sweep=False,
+        )
         self.queue, self.watchdog = self.dispatch.queue, self.dispatch.watchdog
         intake = LocalIntake(self.queue, self.watchdog.wake)
         self.front = Front(rt, cpu_engines, intake)

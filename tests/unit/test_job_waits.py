@@ -79,3 +79,21 @@ async def test_a_wait_ends_after_its_time_and_a_finished_job_is_not_waited_on() 
     await waits.until_moved(job, 0)
     assert time.monotonic() - started < 0.05
     await waits.close()
+
+
+async def test_a_poke_reads_at_once_and_without_waiters_does_nothing() -> None:
+    store = Progress()
+    job = a_job("j1")
+    store.now[job.id] = (job.status, job.segments_done)
+    waits = JobWaits(store.read, interval_s=3600)
+    waits.poke()  # nobody waits: no read, no poller
+    await asyncio.sleep(0.1)
+    assert store.reads == 0
+    waiting = asyncio.create_task(waits.until_moved(job, 3600))
+    await asyncio.sleep(0.1)
+    store.now[job.id] = (JobStatus.SUCCEEDED, 10)
+    waits.poke()
+    async with asyncio.timeout(10):  # the interval (an hour) would be the wait without it
+        await waiting
+    assert store.reads == 1
+    await waits.close()

@@ -4,7 +4,8 @@ progress is other than the one it was answered, or its time is up.
 One task per process reads the status and progress of every job waited on, in one store
 read every ``interval_s``, and wakes the waiters whose job moved: a thousand idle waiters
 cost one read per interval, not a thousand. The store is the truth, so a job moved by a
-worker of any process is seen the same way.
+worker of any process is seen the same way. Where jobs end in this very process (the
+embedded service), ``poke`` has that read made at once rather than at the interval's end.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dragoman.tasks import cancel_and_wait
 log = logging.getLogger(__name__)
 
 INTERVAL_S = 0.25
+# Reads follow one another by this much at least, however often the process pokes.
+GAP_S = 0.05
 
 Progress = tuple[JobStatus, int]
 ReadProgress = Callable[[Sequence[str]], Awaitable[dict[str, Progress]]]
@@ -32,6 +35,7 @@ class JobWaits:
         self._interval_s = interval_s
         # job id → the waiters on it, each with the progress it was answered.
         self._waiters: dict[str, list[tuple[Progress, asyncio.Future[None]]]] = {}
+        self._poked = asyncio.Event()
         self._poller: asyncio.Task[None] | None = None
 
     def waiting(self) -> int:
@@ -59,8 +63,13 @@ class JobWaits:
                 self._waiters.pop(job.id, None)
 
     async def _poll(self) -> None:
+        gap_s = min(GAP_S, self._interval_s)
         while self._waiters:
-            await asyncio.sleep(self._interval_s)
+            await asyncio.sleep(gap_s)
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._interval_s - gap_s):
+                    await self._poked.wait()
+            self._poked.clear()
             job_ids = list(self._waiters)
             if not job_ids:
                 return
@@ -75,6 +84,12 @@ class JobWaits:
                     if progress != now and not seen.done():
                         seen.set_result(None)
             await asyncio.sleep(0)
+
+    def poke(self) -> None:
+        """Some job moved in this process: read now, not at the interval's end (pokes
+        before that read are answered by it)."""
+        if self._waiters:
+            self._poked.set()
 
     async def close(self) -> None:
         if self._poller is not None:

@@ -59,6 +59,7 @@ class Watchdog:
         *,
         queue: BatchRequestsQueue,
         on_dispatch: Callable[[], None] = lambda: None,
+        on_ended: Callable[[], None] = lambda: None,
         reload_each_sweep: bool = True,
         notifier: Notifier | None = None,
     ) -> None:
@@ -67,6 +68,7 @@ class Watchdog:
         self._reload_each_sweep = reload_each_sweep
         self._settings = settings = runtime.settings
         self._on_dispatch = on_dispatch
+        self._on_ended = on_ended  # jobs ended (or were requeued): followers may look again
         self.notifier = notifier
         self._store = runtime.store
         self._bus = runtime.bus
@@ -238,6 +240,7 @@ class Watchdog:
         for done in outcomes:
             if done.status is JobStatus.FAILED and done.retryable and done.error:
                 await self._retry_or_fail(done.job_id, done.attempt, done.error)
+        self._on_ended()
         self.wake()
 
     async def _retry_or_fail(self, job_id: str, attempt: int, error: JobError) -> None:
