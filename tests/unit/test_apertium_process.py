@@ -15,6 +15,7 @@ import psutil
 import pytest
 import uvloop
 
+from dragoman.engines.apertium.pipeline import Pipeline
 from dragoman.engines.apertium.pool import PipelinePool
 from dragoman.engines.apertium.process import spawned, write_to
 from dragoman.engines.apertium.tagger import Script
@@ -122,6 +123,38 @@ def test_a_pool_closed_while_a_pipeline_starts_leaves_no_process(run: Runner) ->
         assert left == []
         with pytest.raises(EngineError):
             await batch
+
+    run(main())
+
+
+@pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_a_pipeline_stopped_while_it_starts_is_stopped_once_started(run: Runner) -> None:
+    """The stop comes while the start's shell is forked but not yet handed over: the stop
+    waits for the start, then kills what it started, rather than killing nothing."""
+
+    async def main() -> None:
+        pipeline = Pipeline(Script(head="sleep 30 | cat", tail="cat"), 10.0)
+        start = asyncio.ensure_future(pipeline.start())
+        for _ in range(1000):  # until the start has forked the head's shell
+            if _children("bash"):
+                break
+            await asyncio.sleep(0)
+        shells = _children("bash")
+        try:
+            assert shells and not start.done(), "the start was not caught under way"
+            await pipeline.stop()
+            await start
+            assert not pipeline.alive
+            for _ in range(100):  # SIGKILL sent: each stage ends as the kernel gets to it
+                if not any(_running_in_group(pid) for pid in shells):
+                    break
+                await asyncio.sleep(0.05)
+            assert [pid for pid in shells if _running_in_group(pid)] == []
+        finally:
+            for group in _children("bash"):  # a failure leaves none behind
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(group, signal.SIGKILL)
+            await pipeline.stop()
 
     run(main())
 

@@ -28,16 +28,22 @@ class Pipeline:
         self._head: asyncio.subprocess.Process | None = None
         self._tail: asyncio.subprocess.Process | None = None
         self._tagger = Tagger(script.tagger) if script.tagger else None
+        self._start_ended: asyncio.Event | None = None  # not None while a start is under way
         self.uses = 0
         self.last_used = time.monotonic()
 
     async def start(self) -> None:
-        flag = generator_flag(self._script.marks)
-        self._head = await spawn_shell(self._script.head, asyncio.subprocess.DEVNULL, flag)
-        if self._tagger is not None:
-            await self._tagger.start(self._read_one)
-        if self._script.tail:
-            self._tail = await spawn_shell(self._script.tail, asyncio.subprocess.DEVNULL, flag)
+        ended = self._start_ended = asyncio.Event()
+        try:
+            flag = generator_flag(self._script.marks)
+            self._head = await spawn_shell(self._script.head, asyncio.subprocess.DEVNULL, flag)
+            if self._tagger is not None:
+                await self._tagger.start(self._read_one)
+            if self._script.tail:
+                self._tail = await spawn_shell(self._script.tail, asyncio.subprocess.DEVNULL, flag)
+        finally:
+            self._start_ended = None
+            ended.set()
 
     @property
     def alive(self) -> bool:
@@ -97,13 +103,22 @@ class Pipeline:
     async def stop(self) -> None:
         """Kills every stage at once, then reaps them. A caller cancelled meanwhile (a job
         cancelled, then its worker shut down) leaves the reaping to finish on its own: an
-        await between two kills would otherwise leave the later stages running for good."""
+        await between two kills would otherwise leave the later stages running for good.
+        A start under way is waited for first: the stages it has not yet handed over would
+        otherwise be spawned after the kills, and run for good."""
+        if self._start_ended is not None:
+            await asyncio.shield(self._stopped_after(self._start_ended))
+            return
         head, tail, self._head, self._tail = self._head, self._tail, None, None
         signal_kill(head)
         signal_kill(tail)
         if self._tagger is not None:
             self._tagger.interrupt()
         await asyncio.shield(self._reap(head, tail))
+
+    async def _stopped_after(self, start_ended: asyncio.Event) -> None:
+        await start_ended.wait()
+        await self.stop()
 
     async def _reap(
         self, head: asyncio.subprocess.Process | None, tail: asyncio.subprocess.Process | None
