@@ -4,42 +4,29 @@ it is after ``DRAGOMAN_DEEPL_STATUS_WAIT_S``: DeepL's SDKs poll every 5 s."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
 
-from dragoman.api.app import create_app
 from dragoman.engines import Engines
-from dragoman.services import EmbeddedService
-from tests.conftest import ScriptedEngine, stop_service
+from tests.conftest import ScriptedEngine
 
 Made = Callable[..., Any]
 
 
 @pytest.fixture
-async def held(make_settings: Any) -> AsyncIterator[Made]:
+def held(serve: Any) -> Made:
     """A client of a service whose engine holds every translation until released."""
-    services: list[EmbeddedService] = []
-    clients: list[httpx.AsyncClient] = []
 
     async def make(**overrides: Any) -> tuple[httpx.AsyncClient, ScriptedEngine]:
         engine = ScriptedEngine()
         engine.release.clear()
-        service = EmbeddedService(make_settings(**overrides), engines=Engines([engine]))
-        await service.start()
-        services.append(service)
-        app = create_app(service, manage_lifecycle=False)
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
-        clients.append(client)
+        _, client = await serve(Engines([engine]), **overrides)
         return client, engine
 
-    yield make
-    for client in clients:
-        await client.aclose()
-    for service in services:
-        await stop_service(service)
+    return make
 
 
 async def uploaded(client: httpx.AsyncClient) -> tuple[str, dict[str, str]]:
@@ -66,16 +53,11 @@ async def test_a_status_asked_while_the_job_runs_is_answered_when_it_ends(held: 
     assert result.status_code == 200 and result.content == b"HELLO WORLD.\n"
 
 
-async def test_a_job_that_does_not_end_in_time_is_answered_as_it_is(held: Made) -> None:
-    client, engine = await held(deepl_status_wait_s=0.2)
-    document, key = await uploaded(client)
-    status = (await client.post(f"/v2/document/{document}", data=key)).json()
-    assert status["status"] in {"queued", "translating"}
-    engine.release.set()
-
-
-async def test_with_no_wait_the_status_is_answered_at_once(held: Made) -> None:
-    client, engine = await held(deepl_status_wait_s=0)
+@pytest.mark.parametrize("wait_s", [0.2, 0], ids=["past-the-wait", "no-wait"])
+async def test_a_job_that_does_not_end_in_time_is_answered_as_it_is(
+    held: Made, wait_s: float
+) -> None:
+    client, engine = await held(deepl_status_wait_s=wait_s)
     document, key = await uploaded(client)
     status = (await client.post(f"/v2/document/{document}", data=key)).json()
     assert status["status"] in {"queued", "translating"}

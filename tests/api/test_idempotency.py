@@ -6,14 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
 
-from dragoman.api.app import create_app
 from dragoman.api.v1.schemas import JobIn
 from dragoman.glossaries.entries import from_json
 from dragoman.idempotency import Claimed
@@ -24,29 +22,6 @@ from tests.api.test_glossaries import glossary_body
 from tests.conftest import stop_service
 
 KEY = {"Idempotency-Key": "release-42/en-es"}
-
-
-@pytest.fixture
-async def serve(make_settings: Any) -> AsyncIterator[Any]:
-    """``serve(**settings)``: a service and a client of its API; several may share a
-    database (a restarted process)."""
-    services: list[EmbeddedService] = []
-    clients: list[httpx.AsyncClient] = []
-
-    async def make(**overrides: Any) -> tuple[EmbeddedService, httpx.AsyncClient]:
-        service = EmbeddedService(make_settings(**overrides))
-        await service.start()
-        services.append(service)
-        app = create_app(service, manage_lifecycle=False)
-        client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://t")
-        clients.append(client)
-        return service, client
-
-    yield make
-    for client in clients:
-        await client.aclose()
-    for service in services:
-        await stop_service(service)
 
 
 async def job_ids(client: httpx.AsyncClient, **headers: str) -> list[str]:

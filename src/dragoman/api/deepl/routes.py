@@ -166,7 +166,8 @@ async def _ended(service: ApiParts, job: Job, tenant: str | None) -> Job:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + service.settings.deepl_status_wait_s
     while not job.status.finished and (left := deadline - loop.time()) > 0:
-        job = await service.manager.get_moved(job.id, tenant, left)
+        await service.manager.waits.until_moved(job, left)
+        job = await service.manager.get(job.id, tenant)
     return job
 
 
