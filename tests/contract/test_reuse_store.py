@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
+import pytest
+
 from dragoman.models import Document, JobStatus, MemoryInfo, Origin
 from dragoman.reuse.keys import digest
 from dragoman.reuse.store import CacheRows, CacheWrite, Memories, MemoryEntry
@@ -104,6 +106,18 @@ async def test_a_hit_within_the_hour_is_not_a_write(store: JobStore, cache_rows:
     await cache_rows.cached([K[1]], T0 + timedelta(minutes=61))  # refreshed
     assert await cache_rows.trim_cache(1, T0) == 1
     assert await cache_rows.cached([K[0], K[1]], T0) == {K[1]: "b"}
+
+
+@pytest.mark.parametrize("asked", [1, 8, 9, 17, 300, 501, 1003])
+async def test_a_lookup_of_any_number_of_keys_finds_exactly_the_stored_ones(
+    store: JobStore, cache_rows: CacheRows, asked: int
+) -> None:
+    """Each part of a lookup is padded to its statement's size: the padding finds nothing,
+    and a part that fills its statement loses no key."""
+    keys = [digest("many", str(i)) for i in range(asked)]
+    stored = {key: f"t{i}" for i, key in enumerate(keys) if i % 3 == 0}
+    await put(store, cache_rows, list(stored.items()))
+    assert await cache_rows.cached(keys, T0) == stored
 
 
 def memory(name: str, units: int = 1) -> MemoryInfo:

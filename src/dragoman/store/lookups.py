@@ -23,16 +23,38 @@ REFRESH_S = 3600.0
 KEYS_PER_QUERY = 500
 
 
-@functools.lru_cache(maxsize=64)
-def _cached(count: int) -> Select[Any]:
-    """The lookup of ``count`` keys (``k0``…), built and compiled once per count: building a
+# The lookup statements come in sizes of powers of two from 8 keys up; a part is padded with
+# ``_NO_KEY`` (no key is empty: each is a sha256) to the next size. A group commit's key count
+# takes any value up to KEYS_PER_QUERY, and a statement per count meant building and
+# compiling one at almost every commit.
+_SMALLEST = 8
+_NO_KEY = b""
+
+
+def _size(count: int) -> int:
+    """The statement size for ``count`` keys: the next power of two, at least ``_SMALLEST``
+    and at most ``KEYS_PER_QUERY``."""
+    return min(max(_SMALLEST, 1 << (count - 1).bit_length()), KEYS_PER_QUERY)
+
+
+@functools.cache
+def _cached(size: int) -> Select[Any]:
+    """The lookup of ``size`` keys (``k0``…), built and compiled once per size: building a
     statement, or expanding an ``IN`` list at each execution, costs more than SQLite's read
     of a few keys."""
-    keys: list[BindParameter[bytes]] = [bindparam(f"k{i}") for i in range(count)]
+    keys: list[BindParameter[bytes]] = [bindparam(f"k{i}") for i in range(size)]
     cache = segment_cache.c
     return select(cache.key, cache.target, cache.last_used_at, cache.confidence, cache.terms).where(
         cache.key.in_(keys)
     )
+
+
+def _bound(part: Sequence[bytes]) -> tuple[Select[Any], dict[str, bytes]]:
+    """The statement for ``part`` and its parameters, padded to the statement's size."""
+    size = _size(len(part))
+    params = {f"k{i}": key for i, key in enumerate(part)}
+    params.update((f"k{i}", _NO_KEY) for i in range(len(part), size))
+    return _cached(size), params
 
 
 class Cached(NamedTuple):
@@ -74,7 +96,7 @@ def look_up(
     stale: list[bytes] = []
     before = now - timedelta(seconds=REFRESH_S)
     for part in slices(sorted(set(keys))):
-        for row in conn.execute(_cached(len(part)), {f"k{i}": k for i, k in enumerate(part)}):
+        for row in conn.execute(*_bound(part)):
             found[row.key] = Cached(row.target, row.confidence, row.terms)
             used = aware(row.last_used_at)
             if used is not None and used < before:
