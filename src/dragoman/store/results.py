@@ -26,26 +26,39 @@ class NewSegment:
 
 
 def _translated(doc: Any, rows: list[Any], with_sources: bool) -> Translated:
+    # Column by column, in the query's order: a Row's attributes cost several times this.
+    columns = list(zip(*rows, strict=True)) if rows else [()] * (len(_COLUMNS) + 1)
+    targets, origins, engines, models, terms, confidences = columns[: len(_COLUMNS)]
     return Translated(
         name=doc.name,
         source_lang=doc.source_lang,
         format=doc.format,
-        targets=[row.target for row in rows],
-        origins=[origin_of(row) for row in rows],
-        sources=[row.source for row in rows] if with_sources else None,
-        engines=[row.engine for row in rows],
-        models=[row.model for row in rows],
-        terms=[None if row.target is None else bool(row.terms) for row in rows],
-        confidences=[row.confidence for row in rows],
+        targets=list(targets),
+        origins=[origin_of(t, o) for t, o in zip(targets, origins, strict=True)],
+        sources=list(columns[len(_COLUMNS)]) if with_sources else None,
+        engines=list(engines),
+        models=list(models),
+        terms=[None if t is None else bool(term) for t, term in zip(targets, terms, strict=True)],
+        confidences=list(confidences),
     )
+
+
+# The segment columns that every result reads, in this order (then the source, if asked).
+_COLUMNS = (
+    segments.c.target,
+    segments.c.origin,
+    segments.c.engine,
+    segments.c.model,
+    segments.c.terms,
+    segments.c.confidence,
+)
 
 
 @functools.cache
 def _segments_query(with_sources: bool, bounded: bool) -> Select[Any]:
     """The job's segments from ``:first`` (to ``:end`` when ``bounded``), built once per
     shape: building a statement costs more than SQLite's read."""
-    columns = [segments.c.target, segments.c.origin, segments.c.engine, segments.c.model]
-    columns += [segments.c.terms, segments.c.confidence]
+    columns = list(_COLUMNS)
     if with_sources:
         columns.append(segments.c.source)
     query = select(*columns).where(

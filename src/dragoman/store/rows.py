@@ -161,11 +161,12 @@ def content_rows(
     return doc_rows, seg_rows
 
 
-def origin_of(row: Any) -> Origin | None:
-    """A segment row's origin; a target written without one is the engine's."""
-    if row.target is None:
+def origin_of(target: str | None, origin: str | None) -> Origin | None:
+    """A segment's origin, from its row's target and origin columns; a target written
+    without one is the engine's."""
+    if target is None:
         return None
-    return Origin(row.origin) if row.origin else Origin.MT
+    return Origin(origin) if origin else Origin.MT
 
 
 def to_file(row: Any) -> SourceFile | None:
