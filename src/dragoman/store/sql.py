@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, case, delete, func, select, update
+from sqlalchemy import BindParameter, Connection, bindparam, case, delete, func, select, update
 
 from dragoman.models import Document, Job, JobError, JobStatus, Pool, RelayStatus
 from dragoman.store import shards as family
@@ -37,6 +37,18 @@ from dragoman.store.writes import Ending
 
 # Built once: building a statement costs more than SQLite's read by primary key.
 _JOB = select(jobs).where(jobs.c.id == bindparam("id"))
+# Statements of the hot reads, built once: building one costs more than SQLite's read.
+_IDS: BindParameter[str] = bindparam("ids", expanding=True)
+_PROGRESS = select(jobs.c.id, jobs.c.status, jobs.c.segments_done).where(jobs.c.id.in_(_IDS))
+_UNITS = select(jobs.c.id, jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position).where(
+    jobs.c.id.in_(_IDS)
+)
+_UNTRANSLATED = (
+    select(segments.c.job_id, segments.c.position, segments.c.source)
+    .where(segments.c.target.is_(None))
+    .order_by(segments.c.job_id, segments.c.position)
+)
+_UNTRANSLATED_OF = _UNTRANSLATED.where(segments.c.job_id.in_(_IDS))
 _ETA = update(jobs).where(jobs.c.id == bindparam("i")).values(eta_at=bindparam("e"))
 _SHARD = jobs.alias("shard")
 # A parent's predicted end: its unfinished shards' latest, or NULL while one has none.
@@ -117,12 +129,9 @@ class SqlJobStore(
         return await self._db.reading(read)
 
     async def progress_many(self, job_ids: Sequence[str]) -> dict[str, tuple[JobStatus, int]]:
-        query = select(jobs.c.id, jobs.c.status, jobs.c.segments_done).where(
-            jobs.c.id.in_(list(job_ids))
-        )
-        async with self._db.read() as conn:
-            rows = (await conn.execute(query)).all()
-        return {row.id: (JobStatus(row.status), row.segments_done) for row in rows}
+        ids = {"ids": list(job_ids)}
+        rows = await self._db.reading(lambda conn: conn.execute(_PROGRESS, ids).all())
+        return {job_id: (JobStatus(status), done) for job_id, status, done in rows}
 
     async def list_jobs(
         self, *, tenant: str | None, status: JobStatus | None, limit: int, cursor: str | None
@@ -151,29 +160,25 @@ class SqlJobStore(
         return (await self.sources_many([job_id]))[job_id]
 
     async def sources_many(self, job_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
-        units = select(
-            jobs.c.id, jobs.c.parent_id, jobs.c.first_position, jobs.c.end_position
-        ).where(jobs.c.id.in_(list(job_ids)))
-        untranslated = (
-            select(segments.c.job_id, segments.c.position, segments.c.source)
-            .where(segments.c.target.is_(None))
-            .order_by(segments.c.job_id, segments.c.position)
-        )
-        found: dict[str, list[tuple[int, str]]] = {job_id: [] for job_id in job_ids}
-        async with self._db.read() as conn:
-            shards = [row for row in await conn.execute(units) if row.parent_id is not None]
+        def read(conn: Connection) -> dict[str, list[tuple[int, str]]]:
+            found: dict[str, list[tuple[int, str]]] = {job_id: [] for job_id in job_ids}
+            units = conn.execute(_UNITS, {"ids": list(job_ids)})
+            shards = [row for row in units if row.parent_id is not None]
             plain = [job_id for job_id in job_ids if job_id not in {s.id for s in shards}]
             if plain:
-                for row in await conn.execute(untranslated.where(segments.c.job_id.in_(plain))):
-                    found[row.job_id].append((row.position, row.source))
+                for job_id, position, source in conn.execute(_UNTRANSLATED_OF, {"ids": plain}):
+                    found[job_id].append((position, source))
             for shard in shards:
-                query = untranslated.where(
+                query = _UNTRANSLATED.where(
                     segments.c.job_id == shard.parent_id,
                     segments.c.position >= shard.first_position,
                     segments.c.position < shard.end_position,
                 )
-                found[shard.id] = [(row.position, row.source) for row in await conn.execute(query)]
-        return found
+                rows = conn.execute(query)
+                found[shard.id] = [(position, source) for _, position, source in rows]
+            return found
+
+        return await self._db.reading(read)
 
     async def finish(
         self,
@@ -232,8 +237,7 @@ class SqlJobStore(
         return await self._jobs(query)
 
     async def _jobs(self, query: Any) -> list[Job]:
-        async with self._db.read() as conn:
-            return [to_job(row) for row in await conn.execute(query)]
+        return await self._db.reading(lambda conn: [to_job(row) for row in conn.execute(query)])
 
     async def set_etas(self, etas: Mapping[str, datetime | None]) -> set[str]:
         def write(conn: Connection) -> set[str]:
@@ -301,8 +305,8 @@ class SqlJobStore(
         query = select(jobs.c.status, func.count()).where(DISPATCHABLE).group_by(jobs.c.status)
         if pool is not None:
             query = query.where(jobs.c.pool == pool.value)
-        async with self._db.read() as conn:
-            found = {JobStatus(status): count for status, count in await conn.execute(query)}
+        rows = await self._db.reading(lambda conn: conn.execute(query).all())
+        found = {JobStatus(status): count for status, count in rows}
         return {status: found.get(status, 0) for status in JobStatus}
 
 

@@ -35,8 +35,7 @@ class SqlWorkerRegistry:
             .where(workers.c.pool == pool.value, workers.c.last_seen >= seen_after)
             .order_by(workers.c.id)
         )
-        async with self._db.read() as conn:
-            return [to_worker(row) for row in await conn.execute(query)]
+        return await self._db.reading(lambda conn: [to_worker(row) for row in conn.execute(query)])
 
     async def forget_worker(self, worker_id: str) -> None:
         async with self._db.tx() as conn:
