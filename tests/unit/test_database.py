@@ -218,3 +218,49 @@ async def test_a_statement_that_ends_at_once_needs_no_task_and_one_that_waits_ge
     async with db.read() as conn:
         assert (await conn.execute(text("SELECT x FROM t"))).scalars().all() == [1]
     await db.close()
+
+
+async def test_a_read_on_sqlite_is_a_plain_call_that_sees_every_commit(db: Database) -> None:
+    """SQLite's reads skip the asyncio adapter (two greenlet switches per driver call):
+    they run on a plain engine's connection, in the loop's thread, and read what the
+    asyncio engine committed."""
+    await db.writing(lambda conn: conn.execute(text("CREATE TABLE t (n INTEGER)")))
+    seen: list[tuple[str, str]] = []
+
+    def count(conn: Any) -> int:
+        seen.append((conn.dialect.driver, threading.current_thread().name))
+        return int(conn.execute(text("SELECT count(*) FROM t")).scalar_one())
+
+    for expected in range(3):
+        assert await db.reading(count) == expected
+        await db.writing(lambda conn: conn.execute(text("INSERT INTO t VALUES (1)")))
+    assert set(seen) == {("pysqlite", threading.current_thread().name)}
+    await db.close()
+    with pytest.raises(StoreUnavailable):
+        await db.reading(count)
+
+
+async def test_a_read_that_meets_another_process_lock_is_read_again_the_asyncio_way(
+    db: Database,
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    drivers: list[str] = []
+
+    def read(conn: Any) -> int:
+        drivers.append(conn.dialect.driver)
+        if conn.dialect.driver == "pysqlite":
+            busy = sqlite3.OperationalError("database is locked")
+            busy.sqlite_errorcode = sqlite3.SQLITE_BUSY
+            raise OperationalError("SELECT 1", {}, busy)
+        return int(conn.execute(text("SELECT 1")).scalar_one())
+
+    assert await db.reading(read) == 1
+    assert drivers == ["pysqlite", "aiosqlite"]
+
+    def broken(conn: Any) -> int:
+        raise OperationalError("SELECT 1", {}, sqlite3.OperationalError("disk I/O error"))
+
+    with pytest.raises(StoreUnavailable):  # any other driver failure is not read again
+        await db.reading(broken)
+    await db.close()

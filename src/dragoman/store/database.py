@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Coroutine, Generator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any, TypeVar, cast
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, event, select
+from sqlalchemy import Connection, Engine, create_engine, event, select
 from sqlalchemy import text as sql_text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
@@ -140,6 +141,8 @@ class Database:
     def __init__(self, url: str) -> None:
         self._url = url
         self._engine: AsyncEngine | None = None
+        # SQLite's reads, run as plain calls on the loop's thread (see ``reading``).
+        self._reader: Engine | None = None
         self._sqlite = url.startswith("sqlite")
         # SQLite allows one writer at a time; serialising writes here avoids lock waits.
         self._write_lock = asyncio.Lock() if self._sqlite else None
@@ -158,6 +161,20 @@ class Database:
             self._engine = None
             await engine.dispose()
             raise
+        self._reader = self._create_reader()
+
+    def _create_reader(self) -> Engine | None:
+        """A plain (not asyncio) engine on the same SQLite file, for ``reading``."""
+        if not self._sqlite:
+            return None
+        path = make_url(self._url).database or ":memory:"
+        if path == ":memory:":
+            return None  # a second engine would open another, empty database
+        reader = create_engine(
+            f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 0}
+        )
+        event.listen(reader, "connect", _tune_sqlite)
+        return reader
 
     def _create_engine(self) -> AsyncEngine:
         if self._sqlite:
@@ -177,11 +194,14 @@ class Database:
         """New work fails at once; work in flight gets ``CLOSE_GRACE_S`` to finish, since
         disposing of the engine under it would orphan its connections."""
         engine, self._engine = self._engine, None
+        reader, self._reader = self._reader, None
         if engine is None:
             return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(CLOSE_GRACE_S):
                 await self._idle.wait()
+        if reader is not None:
+            reader.dispose()
         await engine.dispose()
 
     def _connection(self) -> AsyncConnection:
@@ -231,7 +251,21 @@ class Database:
         by its id, a cache lookup). ``read()`` pays the asyncio adapter's hand-off on every
         call (connect, execute, fetch, close), several times what a read by primary key
         costs SQLite itself; here the whole ``work`` runs in one greenlet, as ``run_sync``
-        does, and the connection is checked out inside it."""
+        does, and the connection is checked out inside it.
+
+        On SQLite, ``work`` is a plain call on a plain engine's connection: SQLite reads at
+        once in this thread anyway, and the asyncio adapter's two greenlet switches per
+        driver call cost more than the read itself. A read that meets another process's
+        lock (SQLite's busy error) is run again the asyncio way, which waits in a thread."""
+        reader = self._reader
+        if reader is not None and self._engine is not None:
+            with self._counted(), _translated():
+                try:
+                    with reader.connect() as conn:
+                        return work(conn)
+                except OperationalError as exc:
+                    if getattr(exc.orig, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
+                        raise
         return await self._in_one_go(work, transaction=False)
 
     async def writing(self, work: Callable[[Connection], T]) -> T:
