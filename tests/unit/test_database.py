@@ -264,3 +264,54 @@ async def test_a_read_that_meets_another_process_lock_is_read_again_the_asyncio_
     with pytest.raises(StoreUnavailable):  # any other driver failure is not read again
         await db.reading(broken)
     await db.close()
+
+
+async def test_a_small_write_is_a_plain_call_and_a_big_one_keeps_the_asyncio_way(
+    db: Database,
+) -> None:
+    from dragoman.store.sqlite_inline import MANY_ROWS_INLINE
+
+    await db.writing(lambda conn: conn.execute(text("CREATE TABLE t (n INTEGER)")))
+    drivers: list[str] = []
+
+    def insert(count: int) -> Any:
+        def work(conn: Any) -> None:
+            drivers.append(conn.dialect.driver)
+            conn.execute(text("INSERT INTO t VALUES (:n)"), [{"n": n} for n in range(count)])
+
+        return work
+
+    await db.writing(insert(3), rows=3)
+    big = MANY_ROWS_INLINE + 1
+    await db.writing(insert(big), rows=big)  # its executemany runs in a thread
+    assert drivers == ["pysqlite", "aiosqlite"]
+    count = "SELECT count(*) FROM t"
+    assert await db.reading(lambda conn: conn.execute(text(count)).scalar_one()) == 3 + big
+    await db.close()
+
+
+async def test_a_small_write_that_finds_another_process_lock_waits_off_the_loop(
+    db: Database, tmp_path: Path
+) -> None:
+    await db.writing(lambda conn: conn.execute(text("CREATE TABLE t (x INTEGER)")))
+    other = sqlite3.connect(tmp_path / "store.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process's writer, in effect
+    tries: list[str] = []
+
+    def write(conn: Any) -> None:
+        tries.append(conn.dialect.driver)
+        conn.execute(text("INSERT INTO t VALUES (1)"))
+
+    writing = asyncio.create_task(db.writing(write))
+    ticks = 0
+    for _ in range(20):  # the loop goes on while the write waits for the lock
+        await asyncio.sleep(0.01)
+        ticks += 1
+    assert ticks == 20 and not writing.done()
+    other.execute("ROLLBACK")
+    other.close()
+    await asyncio.wait_for(writing, 10)
+    assert tries == ["pysqlite", "aiosqlite"]  # the plain try rolled back, then waited
+    rows = await db.reading(lambda conn: conn.execute(text("SELECT x FROM t")).scalars().all())
+    assert rows == [1]
+    await db.close()

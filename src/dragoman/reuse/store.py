@@ -120,13 +120,13 @@ class SqlCacheRows:
         # chunk). Only hits last marked used over an hour ago take a write to be marked.
         found, stale = await self._db.reading(lambda conn: look_up(conn, keys, now))
         if stale:
-            await self._db.writing(lambda conn: touch(conn, stale, now))
+            await self._db.writing(lambda conn: touch(conn, stale, now), rows=len(stale))
         return {key: hit.target for key, hit in found.items()}
 
     async def cache_put(self, entries: Sequence[CacheWrite], now: datetime) -> dict[bytes, str]:
         if not entries:
             return {}
-        return await self._db.writing(lambda conn: _put(conn, entries, now))
+        return await self._db.writing(lambda conn: _put(conn, entries, now), rows=len(entries))
 
     async def trim_cache(self, max_segments: int, unused_since: datetime) -> int:
         async with self._db.tx() as conn:

@@ -223,7 +223,8 @@ class SqlAttempts:
             raise ValueError("one write per job and chunk")
         if not by_job:
             return set()
-        return await self._db.writing(lambda conn: _write_chunk(conn, by_job, now))
+        rows = sum(len(write.results) for write in by_job.values())
+        return await self._db.writing(lambda conn: _write_chunk(conn, by_job, now), rows=rows)
 
     async def finish_many(self, ends: Sequence[Ending], now: datetime) -> set[str]:
         if not ends:

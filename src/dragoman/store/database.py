@@ -40,6 +40,7 @@ T = TypeVar("T")
 # 57P01..57P03 admin shutdown, crash shutdown, cannot connect now.
 _UNAVAILABLE_STATES = ("08", "57P")
 CLOSE_GRACE_S = 5.0
+_BUSY = object()  # what ``_plainly`` answers when the asyncio way must do the work
 
 
 def _unavailable(exc: DBAPIError) -> Exception:
@@ -141,8 +142,8 @@ class Database:
     def __init__(self, url: str) -> None:
         self._url = url
         self._engine: AsyncEngine | None = None
-        # SQLite's reads, run as plain calls on the loop's thread (see ``reading``).
-        self._reader: Engine | None = None
+        # SQLite's reads and small writes, as plain calls on the loop's thread (``_plainly``).
+        self._plain: Engine | None = None
         self._sqlite = url.startswith("sqlite")
         # SQLite allows one writer at a time; serialising writes here avoids lock waits.
         self._write_lock = asyncio.Lock() if self._sqlite else None
@@ -161,20 +162,20 @@ class Database:
             self._engine = None
             await engine.dispose()
             raise
-        self._reader = self._create_reader()
+        self._plain = self._create_plain()
 
-    def _create_reader(self) -> Engine | None:
-        """A plain (not asyncio) engine on the same SQLite file, for ``reading``."""
+    def _create_plain(self) -> Engine | None:
+        """A plain (not asyncio) engine on the same SQLite file (``_plainly``)."""
         if not self._sqlite:
             return None
         path = make_url(self._url).database or ":memory:"
         if path == ":memory:":
             return None  # a second engine would open another, empty database
-        reader = create_engine(
+        plain = create_engine(
             f"sqlite:///{path}", connect_args={"check_same_thread": False, "timeout": 0}
         )
-        event.listen(reader, "connect", _tune_sqlite)
-        return reader
+        event.listen(plain, "connect", _tune_sqlite)
+        return plain
 
     def _create_engine(self) -> AsyncEngine:
         if self._sqlite:
@@ -194,14 +195,14 @@ class Database:
         """New work fails at once; work in flight gets ``CLOSE_GRACE_S`` to finish, since
         disposing of the engine under it would orphan its connections."""
         engine, self._engine = self._engine, None
-        reader, self._reader = self._reader, None
+        plain, self._plain = self._plain, None
         if engine is None:
             return
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(CLOSE_GRACE_S):
                 await self._idle.wait()
-        if reader is not None:
-            reader.dispose()
+        if plain is not None:
+            plain.dispose()
         await engine.dispose()
 
     def _connection(self) -> AsyncConnection:
@@ -253,28 +254,45 @@ class Database:
         costs SQLite itself; here the whole ``work`` runs in one greenlet, as ``run_sync``
         does, and the connection is checked out inside it.
 
-        On SQLite, ``work`` is a plain call on a plain engine's connection: SQLite reads at
-        once in this thread anyway, and the asyncio adapter's two greenlet switches per
-        driver call cost more than the read itself. A read that meets another process's
-        lock (SQLite's busy error) is run again the asyncio way, which waits in a thread."""
-        reader = self._reader
-        if reader is not None and self._engine is not None:
-            with self._counted(), _translated():
-                try:
-                    with reader.connect() as conn:
-                        return work(conn)
-                except OperationalError as exc:
-                    if getattr(exc.orig, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
-                        raise
+        On SQLite, ``work`` is a plain call on a plain engine's connection (``_plainly``)."""
+        found = self._plainly(work, transaction=False)
+        if found is not _BUSY:
+            return cast(T, found)
         return await self._in_one_go(work, transaction=False)
 
-    async def writing(self, work: Callable[[Connection], T]) -> T:
+    async def writing(self, work: Callable[[Connection], T], *, rows: int = 0) -> T:
         """``work``'s answer, run in a transaction in one hand-off (as ``reading``), committed
-        at the end unless it raises; on SQLite once the write lock is held, as ``tx``."""
+        at the end unless it raises; on SQLite once the write lock is held, as ``tx``.
+
+        On SQLite, a transaction that writes at most ``MANY_ROWS_INLINE`` rows (``rows``,
+        the caller's count) is a plain call as well; one that writes more keeps the asyncio
+        way, whose long statements run in a thread while the loop goes on."""
         if self._write_lock is None:
             return await self._in_one_go(work, transaction=True)
         async with self._write_lock:  # the store may close while a writer waits for it
+            if rows <= sqlite_inline.MANY_ROWS_INLINE:
+                done = self._plainly(work, transaction=True)
+                if done is not _BUSY:
+                    return cast(T, done)
             return await self._in_one_go(work, transaction=True)
+
+    def _plainly(self, work: Callable[[Connection], T], *, transaction: bool) -> T | object:
+        """``work`` run at once on the plain SQLite engine: SQLite answers at once in this
+        thread anyway, and the asyncio adapter's two greenlet switches per driver call cost
+        more than a read by primary key. ``_BUSY`` where there is no plain engine, or where
+        ``work`` met another process's lock (rolled back then): the asyncio way waits for
+        that lock in a thread."""
+        plain = self._plain
+        if plain is None or self._engine is None:
+            return _BUSY
+        with self._counted(), _translated():
+            try:
+                with plain.begin() if transaction else plain.connect() as conn:
+                    return work(conn)
+            except OperationalError as exc:
+                if getattr(exc.orig, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
+                    raise
+        return _BUSY
 
     async def _in_one_go(self, work: Callable[[Connection], T], *, transaction: bool) -> T:
         if self._engine is None:

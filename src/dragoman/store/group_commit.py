@@ -65,7 +65,8 @@ class GroupCommit:
         creations = [creation for creation, _, _ in batch]
         doc_rows = [row for _, rows, _ in batch for row in rows]
         # One hand-off for the whole transaction (ADR 0021): lookups, then every insert.
-        await self._db.writing(lambda conn: _insert(conn, creations, doc_rows))
+        rows = len(doc_rows) + sum(len(c.job_rows) + len(c.seg_rows) for c in creations)
+        await self._db.writing(lambda conn: _insert(conn, creations, doc_rows), rows=rows)
         return [outcome(creation) for creation in creations]
 
 
