@@ -8,6 +8,9 @@ meanwhile waits for that end, then its transaction rolls back and the cancellati
 Cutting the wait short instead made SQLAlchemy close the connection under a statement still
 open (an ``UPDATE ... RETURNING`` with rows unread); SQLite then keeps that connection, and
 its write lock, until the garbage collector frees the statement, and every writer waits.
+
+On SQLite the hot reads and small writes (``reading``, ``writing``) are plain calls on a
+plain engine's connection instead (ADR 0028): they run to their end by being plain calls.
 """
 
 from __future__ import annotations
