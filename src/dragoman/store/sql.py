@@ -259,7 +259,7 @@ class SqlJobStore(
                     )
             return written
 
-        return await self._db.writing(write)
+        return await self._db.writing(write, rows=len(etas))
 
     async def reroute(self, job_id: str, pool: Pool, now: datetime) -> bool:
         async with self._db.tx() as conn:
