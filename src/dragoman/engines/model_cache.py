@@ -102,6 +102,8 @@ class ModelCache:
 
     def loaded(self) -> list[ModelKey]:
         """The keys of the loaded models, least recently used first."""
+        if not self._entries:
+            return []  # every request asks (stale models): an empty cache skips the lock
         with self._lock:
             return [key for key, entry in self._entries.items() if entry.model is not None]
 

@@ -91,9 +91,14 @@ class ModelCatalog:
         if not self._stamps:
             return False
         try:
-            return all(_mtime_ns(path) == stamp for path, stamp in self._stamps)
+            for path, stamp in self._stamps:
+                if os.stat(path).st_mtime_ns != stamp:
+                    return False
+        except FileNotFoundError:
+            return self._stamps == [(str(self.models_dir), _ABSENT)]
         except OSError:
             return False
+        return True
 
     def _scan(self) -> tuple[dict[Pair, Path], list[tuple[str, int]]]:
         found: dict[Pair, Path] = {}
@@ -199,7 +204,8 @@ class ModelHost(Generic[M]):
 
     def _forget_stale(self) -> None:
         """Unloads this engine's models whose folder was removed or replaced."""
-        if any(self._owns(key) and _stale(key) for key in self._cache.loaded()):
+        loaded = self._cache.loaded()
+        if loaded and any(self._owns(key) and _stale(key) for key in loaded):
             self._cache.unload(lambda key: self._owns(key) and _stale(key))
 
     async def translate(
