@@ -318,6 +318,17 @@ def dragoman_server(settings: dict[str, str] | None = None) -> Iterator[Service]
             yield service
 
 
+@contextmanager
+def reference_server() -> Iterator[Service]:
+    """``reference_app.py`` (a bare FastAPI route, one ``aiosqlite`` read) on a free port."""
+    with tempfile.TemporaryDirectory(prefix="dragoman-reference-") as tmp:
+        port = free_port()
+        app = Path(__file__).with_name("reference_app.py")
+        argv = [sys.executable, str(app), "--port", str(port), "--db", str(Path(tmp) / "db")]
+        with spawned(argv, port, "/healthz", Path(tmp) / "server.log") as service:
+            yield service
+
+
 # ---------------------------------------------------------------- distributed deployment
 
 POSTGRES_ADMIN_URL = os.environ.get(

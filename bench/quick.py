@@ -1,9 +1,10 @@
 """``make bench-quick``: every main benchmark, small, in about 90 s on 2 cores, compared with a
 baseline.
 
-Each figure is a ratio against a baseline measured in the same run (the raw engine, APY, the
-first pass), or a CPU cost per request, so that a machine shared with other work moves it
-less than it moves wall times; short measurements are repeated and their median taken:
+Each compared figure is a ratio against a baseline measured in the same run (the raw engine,
+APY, the first pass, a bare FastAPI route's CPU per request), so that a slower or busier
+machine moves it less than it moves wall times and milliseconds; those milliseconds and jobs/s
+are printed beside, not compared. Short measurements are repeated and their median taken:
 
 - bulk: the short corpus's 100 documents as 100 jobs (``"cache": false``), embedded, on a
   fresh server per round, against raw ``apertium -u eng-spa`` over their concatenation
@@ -11,8 +12,10 @@ less than it moves wall times; short measurements are repeated and their median 
   the cache on, twice (``reuse.py``'s pass), the second over the first;
 - sync: ``sync.py`` with 3 rounds of 100 requests, dragoman (as served, and with the cache
   off) over APY;
-- requests: ``request_costs.py`` with 3 rounds of 150 requests per type, service CPU per request;
-- scale: ``scale.py`` with 2,000 jobs, accepted jobs/s and the server's CPU per job.
+- requests: ``request_costs.py`` with 3 rounds of 150 requests per type, service CPU per
+  request, over the reference's (``reference_app.py``: one ``aiosqlite`` read behind FastAPI);
+- scale: ``scale.py`` with 2,000 jobs, accepted jobs/s and the server's CPU per job (over the
+  same reference).
 
 Writes ``bench/results/latest.json`` and prints each figure beside
 ``bench/results/baseline.json``'s, flagging those worse by more than 15 %. Timings never
@@ -168,6 +171,9 @@ class Figure:
     label: str
     better: str  # "lower" or "higher"
     get: Callable[[dict[str, Any]], float | None]
+    # Ratios to something measured in the same run are compared with the baseline's; an
+    # absolute figure (milliseconds, jobs/s) moves with the machine, and is shown only.
+    compared: bool = True
 
 
 FIGURES = {
@@ -188,16 +194,43 @@ FIGURES = {
         "higher",
         lambda s: s["sync"]["ratio_median_of_rounds_no_cache"],
     ),
+    "sync_no_cache_cpu_over_apy": Figure(
+        "sync: cache off, CPU/request / APY's (with engines)",
+        "lower",
+        lambda s: sync_cpu_over_apy(s["sync"]),
+    ),
+    **{
+        f"request_{name}_over_reference": Figure(
+            f"service CPU / reference: {label}",
+            "lower",
+            lambda s, name=name: s["requests"]["types"][name]["over_reference"],
+        )
+        for name, label in request_costs.LABELS.items()
+    },
+    "scale_cpu_over_reference": Figure(
+        "scale: server CPU per job / reference",
+        "lower",
+        lambda s: divided(scale_cpu_ms_per_job(s["scale"]), reference_ms(s)),
+    ),
+    # Shown beside, not compared: milliseconds and jobs/s of this machine.
     "sync_no_cache_cpu_ms": Figure(
-        "sync: cache off, CPU ms/request (with engines)",
+        "ms: sync, cache off, CPU/request (with engines)",
         "lower",
         lambda s: s["sync"]["dragoman_no_cache"]["cpu_ms_per_request"],
+        compared=False,
+    ),
+    "reference_cpu_ms": Figure(
+        "ms: reference (bare FastAPI + aiosqlite read)",
+        "lower",
+        lambda s: reference_ms(s),
+        compared=False,
     ),
     **{
         f"request_{name}_cpu_ms": Figure(
-            f"service CPU ms: {label}",
+            f"ms: service CPU, {label}",
             "lower",
             lambda s, name=name: s["requests"]["types"][name]["service_cpu_ms"],
+            compared=False,
         )
         for name, label in request_costs.LABELS.items()
     },
@@ -205,11 +238,31 @@ FIGURES = {
         "scale: accepted jobs/s",
         "higher",
         lambda s: s["scale"]["submission"]["accepted_jobs_per_s"],
+        compared=False,
     ),
     "scale_cpu_ms_per_job": Figure(
-        "scale: server CPU ms per job", "lower", lambda s: scale_cpu_ms_per_job(s["scale"])
+        "ms: scale, server CPU per job",
+        "lower",
+        lambda s: scale_cpu_ms_per_job(s["scale"]),
+        compared=False,
     ),
 }
+
+
+def reference_ms(sections: dict[str, Any]) -> float | None:
+    found = sections["requests"].get("reference", {}).get("service_cpu_ms")
+    return float(found) if found else None
+
+
+def sync_cpu_over_apy(found: dict[str, Any]) -> float | None:
+    return divided(
+        found["dragoman_no_cache"].get("cpu_ms_per_request"),
+        found.get("apy", {}).get("cpu_ms_per_request"),
+    )
+
+
+def divided(value: float | None, by: float | None) -> float | None:
+    return round(value / by, 2) if value is not None and by else None
 
 
 def scale_cpu_ms_per_job(found: dict[str, Any]) -> float | None:
@@ -220,7 +273,12 @@ def scale_cpu_ms_per_job(found: dict[str, Any]) -> float | None:
 
 def figures(sections: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {
-        key: {"label": figure.label, "better": figure.better, "value": figure.get(sections)}
+        key: {
+            "label": figure.label,
+            "better": figure.better,
+            "compared": figure.compared,
+            "value": figure.get(sections),
+        }
         for key, figure in FIGURES.items()
     }
 
@@ -244,15 +302,15 @@ def got_worse(better: str, moved: float | None) -> bool:
 def comparison(latest: dict[str, Any], baseline: dict[str, Any] | None) -> str:
     """A table of every figure: baseline, latest, change, and a flag where it got worse."""
     known = (baseline or {}).get("figures", {})
-    lines = [f"{'figure':<54} {'better':>6} {'baseline':>9} {'latest':>9} {'change':>8}"]
+    lines = [f"{'figure':<64} {'better':>6} {'baseline':>9} {'latest':>9} {'change':>8}"]
     worse = []
     for key, found in latest["figures"].items():
         before = known.get(key, {}).get("value")
         moved = change(before, found["value"])
-        flag = got_worse(found["better"], moved)
+        flag = found.get("compared", True) and got_worse(found["better"], moved)
         worse += [found["label"]] if flag else []
         lines.append(
-            f"{found['label']:<54} {found['better']:>6} {show(before):>9} "
+            f"{found['label']:<64} {found['better']:>6} {show(before):>9} "
             f"{show(found['value']):>9} {show_change(moved):>8}{'  << worse' if flag else ''}"
         )
     if baseline is None:

@@ -20,6 +20,12 @@ client. The types, in this order within a round:
   request goes through the engine.
 
 Each figure is the median of its ``--rounds`` rounds.
+
+Then the reference (``reference_app.py``): a bare FastAPI route doing one indexed
+``aiosqlite`` read, served by uvicorn as dragoman is, measured with the same client and
+rounds, a thousand reads a round. Each type's ``over_reference`` is its service CPU over the
+reference's: a ratio that a faster or slower machine moves far less than it moves the
+milliseconds, so that ``make bench-quick`` compares it with a baseline measured elsewhere.
 """
 
 from __future__ import annotations
@@ -51,8 +57,10 @@ from common import (
     load_corpus,
     median,
     percentile,
+    reference_server,
     report,
 )
+from reference_app import ROWS, job_id
 from scale import job_counts
 from workload import warm_up
 
@@ -65,6 +73,9 @@ DRAIN_TIMEOUT_S = 120.0
 REQUEST_TIMEOUT_S = 60.0
 UNFINISHED = ("queued", "submitted", "running")
 MAX_ERRORS = 5
+# The process's CPU time moves in ticks of 10 ms: a thousand reads of a fraction of a
+# millisecond each read it to about 2 %.
+REFERENCE_READS = 1000
 LABELS = {
     "submit": "POST /v1/jobs (8 segments, cache off)",
     "status": "GET /v1/jobs/{id}",
@@ -283,6 +294,40 @@ async def measure_round(url: str, server_pid: int, plan: Round, concurrency: int
     return found
 
 
+async def reference_round(url: str, server_pid: int, concurrency: int) -> float:
+    """The reference's service CPU per request (ms) over ``REFERENCE_READS`` reads."""
+
+    async def read(session: aiohttp.ClientSession, index: int) -> None:
+        await call_json(session, "GET", f"/jobs/{job_id(index % ROWS)}")
+
+    async with client_session(url, concurrency, REQUEST_TIMEOUT_S) as session:
+        await run_batch(session, read, 50, concurrency, server_pid)  # warm up
+        measured = await run_batch(session, read, REFERENCE_READS, concurrency, server_pid)
+    if measured.errors:
+        raise RequestFailed(f"the reference failed: {dict(measured.errors)}")
+    return float(measured.figures()["service_cpu_ms"])
+
+
+def reference(rounds: int, concurrency: int) -> dict[str, Any]:
+    """The reference's figures: its service CPU per read, by round and their median."""
+    with reference_server() as server:
+        by_round = [
+            asyncio.run(reference_round(server.url, server.pid, concurrency)) for _ in range(rounds)
+        ]
+    return {
+        "what": "bare FastAPI route, one aiosqlite read by primary key (reference_app.py)",
+        "service_cpu_ms": median(by_round),
+        "service_cpu_ms_by_round": by_round,
+    }
+
+
+def over_reference(types: dict[str, dict[str, Any]], reference_ms: float) -> None:
+    """Adds each type's service CPU over the reference's."""
+    for found in types.values():
+        cpu = found["service_cpu_ms"]
+        found["over_reference"] = round(cpu / reference_ms, 2) if cpu and reference_ms else None
+
+
 # ---------------------------------------------------------------- runs
 
 
@@ -348,6 +393,10 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 + ", ".join(f"{name} {figures[name]['service_cpu_ms']} ms" for name in LABELS),
                 flush=True,
             )
+    types = median_figures(found)
+    measured_reference = reference(args.rounds, args.concurrency)
+    print(f"reference: {measured_reference['service_cpu_ms']} ms", flush=True)
+    over_reference(types, measured_reference["service_cpu_ms"])
     return {
         "workload": {
             "requests_per_type_per_round": args.requests,
@@ -360,7 +409,8 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "seed": SEED,
         },
         "load_1m_at_start": load,
-        "types": median_figures(found),
+        "types": types,
+        "reference": measured_reference,
         "idle_service_cpu_ms_per_s": median([f["idle"]["service_cpu_ms_per_s"] for f in found]),
         "errors": [f["errors"] for f in found if "errors" in f],
         "rounds": found,
@@ -370,13 +420,18 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
 
 def summarize(result: dict[str, Any]) -> str:
     lines = [
-        f"{'request':<42} {'service CPU ms':>14} {'engines ms':>10} {'req/s':>8} {'p50 ms':>7}"
+        f"{'request':<42} {'service CPU ms':>14} {'/ reference':>11} {'engines ms':>10} "
+        f"{'req/s':>8} {'p50 ms':>7}"
     ]
     for found in result["types"].values():
         lines.append(
-            f"{found['what']:<42} {found['service_cpu_ms']:>14} {found['engine_cpu_ms']:>10} "
-            f"{found['requests_per_s']:>8} {found['p50_ms']:>7}"
+            f"{found['what']:<42} {found['service_cpu_ms']:>14} {found['over_reference']:>11} "
+            f"{found['engine_cpu_ms']:>10} {found['requests_per_s']:>8} {found['p50_ms']:>7}"
         )
+    lines.append(
+        f"reference, {result['reference']['what']}: "
+        f"{result['reference']['service_cpu_ms']} ms of service CPU per request"
+    )
     submit, job = result["types"]["submit"], result["types"]["job"]
     lines.append(
         f"after the submits: {submit['drain_service_cpu_ms_per_job']} ms service CPU and "
