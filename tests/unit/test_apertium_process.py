@@ -1,6 +1,7 @@
-"""Writing to a stage that has gone is an engine error, whatever the event loop says of it;
-a pipeline whose start is cancelled is killed whole, and so is one whose pool is closed
-while it starts."""
+"""Processes are started outside the loop and talk through it, under asyncio's loop and
+uvloop alike. Writing to a stage that has gone is an engine error, whatever the event loop
+says of it; a pipeline whose start is cancelled is killed whole, and so is one whose pool is
+closed while it starts."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -17,7 +19,7 @@ import uvloop
 
 from dragoman.engines.apertium.pipeline import Pipeline
 from dragoman.engines.apertium.pool import PipelinePool
-from dragoman.engines.apertium.process import spawned, write_to
+from dragoman.engines.apertium.process import kill, spawn, write_to
 from dragoman.engines.apertium.tagger import Script
 from dragoman.errors import EngineError
 
@@ -25,19 +27,59 @@ Runner = Callable[[Coroutine[Any, Any, None]], None]
 
 
 @pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_a_spawned_process_talks_through_the_loop_and_is_killed_and_reaped(run: Runner) -> None:
+    async def main() -> None:
+        child = await spawn(["cat"], stderr=subprocess.DEVNULL)
+        assert child.returncode is None
+        await write_to(child.stdin, b"one\0two\0", "cat exited")
+        assert await child.stdout.readuntil(b"\0") == b"one\0"
+        assert await child.stdout.readuntil(b"\0") == b"two\0"
+        await kill(child, group=False)
+        assert child.returncode == -signal.SIGKILL
+        assert await child.wait() == -signal.SIGKILL
+        assert child.stdin.is_closing()
+        assert _children("cat") == []  # reaped: not even a zombie
+
+    run(main())
+
+
+@pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_waiting_for_a_process_lets_the_loop_serve_others(run: Runner) -> None:
+    async def main() -> None:
+        child = await spawn(["sleep", "0.3"], stderr=subprocess.DEVNULL)
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        ticking = asyncio.ensure_future(tick())
+        try:
+            assert await child.wait() == 0
+        finally:
+            ticking.cancel()
+        assert ticks > 5
+        await child.communicate()
+
+    run(main())
+
+
+@pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
 @pytest.mark.parametrize("closed", [True, False], ids=["pipe-closed", "process-gone"])
 def test_writing_to_a_stage_that_has_gone_is_an_engine_error(run: Runner, closed: bool) -> None:
     async def main() -> None:
-        proc = await asyncio.create_subprocess_exec("true", stdin=asyncio.subprocess.PIPE)
-        await proc.wait()
-        assert proc.stdin is not None
+        child = await spawn(["true"], stderr=subprocess.DEVNULL)
+        await child.wait()
         if closed:
             # The pipe's transport closed under the writer (a pipeline stopped while lent
             # out): uvloop refuses writes to it with RuntimeError.
-            proc.stdin.close()
+            child.stdin.close()
         with pytest.raises(EngineError, match="the stage exited"):
             for _ in range(64):  # a pipe's buffer takes a little before it breaks
-                await write_to(proc.stdin, b"x" * 65536, "the stage exited")
+                await write_to(child.stdin, b"x" * 65536, "the stage exited")
+        await child.communicate()
 
     run(main())
 
@@ -45,47 +87,30 @@ def test_writing_to_a_stage_that_has_gone_is_an_engine_error(run: Runner, closed
 @pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
 def test_a_pipeline_whose_start_is_cancelled_is_killed_whole(run: Runner) -> None:
     # A stage that outlives its shell (one that ignores its input) holds the pipeline's
-    # output open. Cut short inside asyncio's start, the shell alone was killed and the
-    # start waited for that pipe: the service's stop waited with it, stages left running.
+    # output open: a start cut short while its pipes are attached kills the whole group.
     async def main() -> None:
-        under_way, forked = asyncio.Event(), asyncio.Event()
-        started: list[asyncio.subprocess.Process] = []
-
-        async def starting() -> asyncio.subprocess.Process:
-            proc = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                "sleep 30 | cat",
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
-            started.append(proc)
-            forked.set()
-            await under_way.wait()  # the start is still under way when its caller stops
-            return proc
-
-        task = asyncio.ensure_future(spawned(starting()))
-        await forked.wait()
-        group = started[0].pid
+        start = asyncio.ensure_future(
+            spawn(["bash", "-c", "sleep 30 | cat"], stderr=subprocess.DEVNULL, new_session=True)
+        )
+        for _ in range(1000):  # until the start has forked, and waits for its pipes
+            if shells := _children("bash"):
+                break
+            await asyncio.sleep(0)
         try:
-            task.cancel()
-            await asyncio.sleep(0.05)
-            assert not task.done()  # the start is not cut short
-            under_way.set()
+            assert len(shells) == 1 and not start.done()
+            start.cancel()
             with pytest.raises(asyncio.CancelledError):
-                await asyncio.wait_for(task, 10)
-            assert started[0].returncode is not None
+                await asyncio.wait_for(start, 10)
+            assert _children("bash") == []  # reaped
             for _ in range(100):
-                if not _running_in_group(group):
+                if not _running_in_group(shells[0]):
                     break
                 await asyncio.sleep(0.05)
-            assert _running_in_group(group) == []
+            assert _running_in_group(shells[0]) == []
         finally:
-            with contextlib.suppress(ProcessLookupError):  # a failure leaves none behind
-                os.killpg(group, signal.SIGKILL)
-            if started[0].returncode is None:
-                await started[0].wait()
+            for group in shells:  # a failure leaves none behind
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(group, signal.SIGKILL)
 
     run(main())
 

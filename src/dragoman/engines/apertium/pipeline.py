@@ -13,7 +13,7 @@ import time
 from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from dragoman.engines.apertium.process import kill, signal_kill, spawn_shell, write_to
+from dragoman.engines.apertium.process import Child, kill, signal_kill, spawn_shell, write_to
 from dragoman.engines.apertium.stream import deformat, reformat
 from dragoman.engines.apertium.tagger import Script, Tagger, generator_flag
 from dragoman.errors import EngineError, EngineTimeout
@@ -25,8 +25,8 @@ class Pipeline:
     def __init__(self, script: Script, read_timeout_s: float) -> None:
         self._script = script
         self._read_timeout_s = read_timeout_s
-        self._head: asyncio.subprocess.Process | None = None
-        self._tail: asyncio.subprocess.Process | None = None
+        self._head: Child | None = None
+        self._tail: Child | None = None
         self._tagger = Tagger(script.tagger) if script.tagger else None
         self._start_ended: asyncio.Event | None = None  # not None while a start is under way
         self.uses = 0
@@ -55,7 +55,7 @@ class Pipeline:
         """Each segment's translation; with ``raw``, segments are streams already and the
         answers stay streams."""
         head = self._head
-        if head is None or head.stdin is None or head.stdout is None:
+        if head is None:
             raise EngineError("apertium pipeline is not running")
         self.uses += 1
         self.last_used = time.monotonic()
@@ -65,7 +65,7 @@ class Pipeline:
         steps: list[Coroutine[Any, Any, None]] = [self._write(head.stdin, payload)]
         if self._tagger is not None:
             tail = self._tail
-            assert tail is not None and tail.stdin is not None and tail.stdout is not None
+            assert tail is not None
             steps.append(self._tagger.relay(len(segments), head.stdout, tail.stdin, self._read_one))
             last = tail.stdout
         reader = asyncio.ensure_future(self._read_all(last, len(segments), raw))
@@ -120,9 +120,7 @@ class Pipeline:
         await start_ended.wait()
         await self.stop()
 
-    async def _reap(
-        self, head: asyncio.subprocess.Process | None, tail: asyncio.subprocess.Process | None
-    ) -> None:
+    async def _reap(self, head: Child | None, tail: Child | None) -> None:
         await kill(head)
         await kill(tail)
         if self._tagger is not None:

@@ -6,55 +6,160 @@ import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Coroutine
-from typing import Any
+import socket
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from dragoman.errors import EngineError
 
 READ_LIMIT = 64 * 1024 * 1024
 
 
-async def spawn_shell(script: str, stderr: int, flag: str = "-n") -> asyncio.subprocess.Process:
+async def spawn_shell(script: str, stderr: int, flag: str = "-n") -> Child:
     """Runs ``script``, a mode's shell pipeline, with pipes for its stdin and stdout."""
     # A mode's $1 is the generator's flag (``flag``: -n leaves unknown words unmarked, -g
     # writes '*word'); $2 is the tagger's extra option, empty. A new session lets stop() kill every
-    # stage of a shell pipeline at once. --norc: under uvloop stdin is a socket, and bash
-    # then reads ~/.bashrc as if started by sshd; a pipeline must not run the user's set-up.
-    return await spawned(
-        asyncio.create_subprocess_exec(
-            "bash",
-            "--norc",
-            "-c",
-            script,
-            "apertium",
-            flag,
-            "",
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=stderr,
-            start_new_session=True,
-            limit=READ_LIMIT,
-        )
-    )
+    # stage of a shell pipeline at once. --norc: bash must not read ~/.bashrc (it does when
+    # its stdin is a socket, as if started by sshd), whatever starts it.
+    argv = ["bash", "--norc", "-c", script, "apertium", flag, ""]
+    return await spawn(argv, stderr=stderr, new_session=True)
 
 
-async def spawned(
-    starting: Coroutine[Any, Any, asyncio.subprocess.Process], *, group: bool = True
-) -> asyncio.subprocess.Process:
-    """The process ``starting`` starts. A caller cancelled meanwhile does not cut the start
-    short: asyncio would then kill the shell alone and wait for pipes that the pipeline's
-    other stages still hold. The start ends, the process (with its group) is killed and
-    reaped, and the cancellation goes on."""
-    start = asyncio.ensure_future(starting)
+@dataclass(eq=False)
+class Child:
+    """A process started by ``spawn``: its stdin and stdout as the loop's streams, and the
+    calls of ``asyncio.subprocess.Process`` that the engine makes."""
+
+    popen: subprocess.Popen[bytes]
+    stdin: asyncio.StreamWriter
+    stdout: asyncio.StreamReader
+    stdout_pipe: asyncio.ReadTransport
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        """None while it runs; asks the kernel (``waitpid`` without blocking) each time."""
+        return self.popen.poll()
+
+    def kill(self) -> None:
+        self.popen.kill()  # nothing once it has been reaped
+
+    async def wait(self) -> int:
+        """Its exit status, once it has exited; the loop serves others meanwhile."""
+        if (code := self.popen.poll()) is not None:
+            return code
+        await _exited(self.popen)
+        return self.popen.wait()
+
+    async def communicate(self) -> None:
+        """Closes its stdin, reads its stdout to the end and closes it: uvloop keeps a pipe
+        open after its end until told. A read under way elsewhere meets the end."""
+        self.stdin.close()
+        try:
+            await self.stdout.read()
+        finally:
+            self.stdout_pipe.close()
+
+
+async def spawn(argv: Sequence[str], *, stderr: int, new_session: bool = False) -> Child:
+    """Starts ``argv`` with its stdin and stdout attached to the running loop.
+
+    ``subprocess.Popen`` starts a process with vfork and exec, in a thread: the loop serves
+    others meanwhile, on a busy machine too, where the new process waits for a core before
+    it execs (10 ms and more on 2 cores translating). uvloop's own ``subprocess_exec`` forks
+    the whole server on the loop's thread, 5 to 12 ms for a process of 130 MB, during which
+    its loop serves nothing; and a pipeline's tagger is started again after every segment
+    that narrows its model.
+
+    Its stdin and stdout are each one end of a socket pair, as uvloop's own are: a transport
+    that uvloop closes detaches a socket, where it would close a pipe's file object after
+    libuv has closed its descriptor, and so close whatever another thread had opened under
+    that number meanwhile. A caller cancelled meanwhile does not cut the start short: the
+    start ends, the process (with its group, in a session of its own) is killed and reaped,
+    and the cancellation goes on.
+    """
+    start = asyncio.ensure_future(_started(argv, stderr, new_session))
     try:
         return await asyncio.shield(start)
     except asyncio.CancelledError:
         with contextlib.suppress(Exception):
-            await kill(await start, group=group)
+            await kill(await start, group=new_session)
         raise
 
 
-def signal_kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -> None:
+async def _started(argv: Sequence[str], stderr: int, new_session: bool) -> Child:
+    to_child, stdin = socket.socketpair()
+    stdout, from_child = socket.socketpair()
+    try:
+        popen = await asyncio.to_thread(
+            subprocess.Popen,
+            argv,
+            stdin=stdin.fileno(),
+            stdout=stdout.fileno(),
+            stderr=stderr,
+            start_new_session=new_session,
+        )
+    except BaseException:
+        to_child.close()
+        from_child.close()
+        raise
+    finally:
+        stdin.close()  # the child's ends: it holds its own copies
+        stdout.close()
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
+    try:
+        read_end, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader, loop=loop), from_child
+        )
+        try:
+            write_end, protocol = await loop.connect_write_pipe(
+                lambda: asyncio.streams.FlowControlMixin(loop), to_child
+            )
+        except BaseException:
+            read_end.close()
+            raise
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            if new_session:
+                os.killpg(popen.pid, signal.SIGKILL)
+            else:
+                popen.kill()
+        popen.wait()  # killed: it ends at once
+        to_child.close()  # no-ops once the loop has closed them
+        from_child.close()
+        raise
+    writer = asyncio.StreamWriter(write_end, protocol, None, loop)
+    return Child(popen, writer, reader, read_end)
+
+
+async def _exited(popen: subprocess.Popen[bytes]) -> None:
+    """Returns once ``popen`` has exited (not reaped: ``wait`` then returns at once)."""
+    try:
+        pidfd = os.pidfd_open(popen.pid)
+    except (AttributeError, OSError):  # no pidfd (before Linux 5.3, or elsewhere): a thread
+        await asyncio.to_thread(popen.wait)
+        return
+    loop = asyncio.get_running_loop()
+    exited: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not exited.done():
+            exited.set_result(None)
+
+    loop.add_reader(pidfd, readable)
+    try:
+        await exited
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+
+
+def signal_kill(proc: Child | None, *, group: bool = True) -> None:
     """Sends SIGKILL to ``proc`` (and its process group) without reaping it: whoever reads its
     pipes meets their end and reaps it."""
     if proc is None or proc.returncode is not None:
@@ -66,7 +171,7 @@ def signal_kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) 
             proc.kill()
 
 
-async def kill(proc: asyncio.subprocess.Process | None, *, group: bool = True) -> None:
+async def kill(proc: Child | None, *, group: bool = True) -> None:
     """Kills ``proc`` (with its process group, for a shell pipeline) and reaps it."""
     if proc is None:
         return

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from dragoman.engines.apertium.process import READ_LIMIT, kill, signal_kill, spawned, write_to
+from dragoman.engines.apertium.process import Child, kill, signal_kill, spawn, write_to
 from dragoman.errors import EngineError
 
 Read = Callable[[asyncio.StreamReader], Any]
@@ -73,7 +73,7 @@ def generator_flag(marks: bool) -> str:
 
 @dataclass(slots=True)
 class _TaggerProcess:
-    proc: asyncio.subprocess.Process
+    proc: Child
     stderr: int
 
     @classmethod
@@ -81,16 +81,7 @@ class _TaggerProcess:
         read_end, write_end = os.pipe()
         os.set_blocking(read_end, False)
         try:
-            proc = await spawned(
-                asyncio.create_subprocess_exec(
-                    *argv,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=write_end,
-                    limit=READ_LIMIT,
-                ),
-                group=False,
-            )
+            proc = await spawn(argv, stderr=write_end)
         except BaseException:
             os.close(read_end)
             raise
@@ -100,12 +91,10 @@ class _TaggerProcess:
 
     @property
     def stdin(self) -> asyncio.StreamWriter:
-        assert self.proc.stdin is not None
         return self.proc.stdin
 
     @property
     def stdout(self) -> asyncio.StreamReader:
-        assert self.proc.stdout is not None
         return self.proc.stdout
 
     @property
