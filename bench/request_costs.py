@@ -21,11 +21,12 @@ client. The types, in this order within a round:
 
 Each figure is the median of its ``--rounds`` rounds.
 
-Then the reference (``reference_app.py``): a bare FastAPI route doing one indexed
-``aiosqlite`` read, served by uvicorn as dragoman is, measured with the same client and
-rounds, a thousand reads a round. Each type's ``over_reference`` is its service CPU over the
-reference's: a ratio that a faster or slower machine moves far less than it moves the
-milliseconds, so that ``make bench-quick`` compares it with a baseline measured elsewhere.
+After each round, the reference (``reference_app.py``): a bare FastAPI route doing one
+indexed ``aiosqlite`` read, served by uvicorn as dragoman is, a thousand reads from the same
+client. Each type's ``over_reference`` is the median of the rounds' service CPU over the
+reference's measured right after: a ratio that a faster or slower machine moves far less
+than it moves the milliseconds, so that ``make bench-quick`` compares it with a baseline
+measured elsewhere.
 """
 
 from __future__ import annotations
@@ -308,24 +309,18 @@ async def reference_round(url: str, server_pid: int, concurrency: int) -> float:
     return float(measured.figures()["service_cpu_ms"])
 
 
-def reference(rounds: int, concurrency: int) -> dict[str, Any]:
-    """The reference's figures: its service CPU per read, by round and their median."""
-    with reference_server() as server:
-        by_round = [
-            asyncio.run(reference_round(server.url, server.pid, concurrency)) for _ in range(rounds)
+def over_reference(
+    types: dict[str, dict[str, Any]], rounds: list[dict[str, Any]], reference_ms: list[float]
+) -> None:
+    """Adds each type's service CPU over the reference's: the median of the rounds' ratios,
+    each round's dragoman figure over the reference measured right after it."""
+    for name, found in types.items():
+        ratios = [
+            measured[name]["service_cpu_ms"] / ms
+            for measured, ms in zip(rounds, reference_ms, strict=True)
+            if measured[name]["service_cpu_ms"] and ms
         ]
-    return {
-        "what": "bare FastAPI route, one aiosqlite read by primary key (reference_app.py)",
-        "service_cpu_ms": median(by_round),
-        "service_cpu_ms_by_round": by_round,
-    }
-
-
-def over_reference(types: dict[str, dict[str, Any]], reference_ms: float) -> None:
-    """Adds each type's service CPU over the reference's."""
-    for found in types.values():
-        cpu = found["service_cpu_ms"]
-        found["over_reference"] = round(cpu / reference_ms, 2) if cpu and reference_ms else None
+        found["over_reference"] = round(median(ratios), 2) if ratios else None
 
 
 # ---------------------------------------------------------------- runs
@@ -382,21 +377,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def measure(args: argparse.Namespace) -> dict[str, Any]:
     rounds = plans(args.requests, args.rounds)
     load = os.getloadavg()[0]
-    found = []
-    with dragoman_server() as server:
+    found, reference_ms = [], []
+    with dragoman_server() as server, reference_server() as reference:
         warm_up(server.url)
         for index, plan in enumerate(rounds):
             found.append(asyncio.run(measure_round(server.url, server.pid, plan, args.concurrency)))
+            reference_ms.append(
+                asyncio.run(reference_round(reference.url, reference.pid, args.concurrency))
+            )
             figures = found[-1]
             print(
                 f"round {index + 1}/{len(rounds)}: "
-                + ", ".join(f"{name} {figures[name]['service_cpu_ms']} ms" for name in LABELS),
+                + ", ".join(f"{name} {figures[name]['service_cpu_ms']} ms" for name in LABELS)
+                + f"; reference {reference_ms[-1]} ms",
                 flush=True,
             )
     types = median_figures(found)
-    measured_reference = reference(args.rounds, args.concurrency)
-    print(f"reference: {measured_reference['service_cpu_ms']} ms", flush=True)
-    over_reference(types, measured_reference["service_cpu_ms"])
+    over_reference(types, found, reference_ms)
+    measured_reference = {
+        "what": "bare FastAPI route, one aiosqlite read by primary key (reference_app.py)",
+        "service_cpu_ms": median(reference_ms),
+        "service_cpu_ms_by_round": reference_ms,
+    }
     return {
         "workload": {
             "requests_per_type_per_round": args.requests,
