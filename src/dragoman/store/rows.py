@@ -33,9 +33,28 @@ UNFINISHED_VALUES = [s.value for s in JobStatus if s not in FINISHED]
 DISPATCHABLE = jobs.c.shards == 0
 
 
+# Each member by its stored value: ``JobStatus(value)`` goes through the enum's metaclass,
+# 2 µs where a dict answers in a twentieth of that, three times per job read.
+_STATUSES = {status.value: status for status in JobStatus}
+_POOLS = {pool.value: pool for pool in Pool}
+_PRIORITIES = {priority.value: priority for priority in Priority}
+
+
 def aware(value: datetime | None) -> datetime | None:
+    """``value`` in UTC: SQLite gives back naive times. Built anew rather than with
+    ``replace(tzinfo=UTC)``, whose keyword parsing costs three times as much; a job read has
+    up to eight of them."""
     if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
+        return datetime(
+            value.year,
+            value.month,
+            value.day,
+            value.hour,
+            value.minute,
+            value.second,
+            value.microsecond,
+            UTC,
+        )
     return value
 
 
@@ -51,10 +70,10 @@ def to_job(row: Any) -> Job:
         source_lang=row["source_lang"],
         target_lang=row["target_lang"],
         engine=row["engine"],
-        pool=Pool(row["pool"]),
+        pool=_POOLS[row["pool"]],
         documents=row["documents"],
         segments_total=row["segments_total"],
-        status=JobStatus(row["status"]),
+        status=_STATUSES[row["status"]],
         segments_done=row["segments_done"],
         attempts=row["attempts"],
         created_at=aware(row["created_at"]) or datetime.now(UTC),
@@ -68,7 +87,7 @@ def to_job(row: Any) -> Job:
         end_position=row["end_position"],
         shards=row["shards"],
         options=JobOptions(
-            priority=Priority(row["priority"]),
+            priority=_PRIORITIES[row["priority"]],
             markup=bool(row["markup"]),
             callback_url=row["callback_url"],
             memories=tuple(json.loads(row["memories"])) if row["memories"] else (),
