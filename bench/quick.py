@@ -235,7 +235,7 @@ FIGURES = {
         for name, label in request_costs.LABELS.items()
     },
     "scale_jobs_per_s": Figure(
-        "scale: accepted jobs/s",
+        "jobs/s: scale, accepted",
         "higher",
         lambda s: s["scale"]["submission"]["accepted_jobs_per_s"],
         compared=False,
