@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -17,6 +18,7 @@ import psutil
 import pytest
 import uvloop
 
+from dragoman.engines.apertium import process
 from dragoman.engines.apertium.pipeline import Pipeline
 from dragoman.engines.apertium.pool import PipelinePool
 from dragoman.engines.apertium.process import kill, spawn, write_to
@@ -113,6 +115,58 @@ def test_a_pipeline_whose_start_is_cancelled_is_killed_whole(run: Runner) -> Non
                     os.killpg(group, signal.SIGKILL)
 
     run(main())
+
+
+@pytest.mark.parametrize("run", [asyncio.run, uvloop.run], ids=["asyncio", "uvloop"])
+def test_a_start_cancelled_twice_still_kills_what_it_started(
+    run: Runner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A job cancelled, then its worker stopped: the second cancellation reaches the caller
+    # while the first one's kill waits for the start, under way in its thread (made slow
+    # here, as on a machine whose cores are busy, so that both land while it runs).
+    popen = process._popen
+
+    def slow_popen(*args: Any) -> subprocess.Popen[bytes]:
+        time.sleep(0.3)
+        return popen(*args)
+
+    monkeypatch.setattr(process, "_popen", slow_popen)
+    marker = f"{30 + os.getpid() % 1000 / 1000:.3f}"  # this test's own ``sleep``
+
+    def left() -> list[psutil.Process]:
+        found = []
+        for proc in psutil.process_iter(["cmdline", "status"]):
+            mine = proc.info["cmdline"] == ["sleep", marker]
+            if mine and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc)
+        return found
+
+    async def main() -> None:
+        start = asyncio.ensure_future(
+            spawn(
+                ["bash", "-c", f"sleep {marker} | cat"], stderr=subprocess.DEVNULL, new_session=True
+            )
+        )
+        await asyncio.sleep(0.1)  # under way, in its thread
+        start.cancel()
+        await asyncio.sleep(0.1)
+        start.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await start
+        await asyncio.sleep(1.0)  # the start ends on its own in its thread, then its kill
+
+    try:
+        run(main())
+        for _ in range(100):  # SIGKILL sent: each stage ends as the kernel gets to it
+            if not left():
+                break
+            time.sleep(0.05)
+        assert left() == []
+        assert _children("bash") == []  # reaped
+    finally:
+        for proc in left():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
 
 
 def _running_in_group(group: int) -> list[int]:

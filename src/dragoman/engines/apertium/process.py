@@ -9,6 +9,7 @@ import signal
 import socket
 import subprocess
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from dragoman.errors import EngineError
@@ -86,36 +87,71 @@ async def spawn(argv: Sequence[str], *, stderr: int, new_session: bool = False) 
     try:
         return await asyncio.shield(start)
     except asyncio.CancelledError:
-        with contextlib.suppress(Exception):
-            await kill(await start, group=new_session)
+        # Neither the start nor the kill is cut short by a second cancellation (a job
+        # cancelled, then its worker stopped): they go on as a task of their own.
+        cleanup = asyncio.ensure_future(_killed_once_started(start, new_session))
+        _CLEANUPS.add(cleanup)
+        cleanup.add_done_callback(_CLEANUPS.discard)
+        await asyncio.shield(cleanup)
         raise
 
 
-async def _started(argv: Sequence[str], stderr: int, new_session: bool) -> Child:
-    to_child, stdin = socket.socketpair()
-    stdout, from_child = socket.socketpair()
+# Kills under way after a cancelled start, kept until they end (the loop holds tasks weakly).
+_CLEANUPS: set[asyncio.Future[None]] = set()
+# Its own threads: a start never waits behind the default executor's other work (a SQLite
+# lock wait, a file's extraction), which a pipeline's read timeout would not forgive.
+_SPAWNING = ThreadPoolExecutor(2, thread_name_prefix="spawn")
+
+
+async def _killed_once_started(start: asyncio.Future[Child], group: bool) -> None:
+    with contextlib.suppress(Exception):
+        await kill(await start, group=group)
+
+
+def _popen(
+    argv: Sequence[str],
+    stdin: socket.socket,
+    stdout: socket.socket,
+    stderr: int,
+    new_session: bool,
+) -> subprocess.Popen[bytes]:
+    """Runs in a thread of ``_SPAWNING``. The child's ends are closed here, once it holds
+    its own copies: closed by a caller cancelled meanwhile, their numbers could be handed
+    to other files before ``Popen`` reads them."""
     try:
-        popen = await asyncio.to_thread(
-            subprocess.Popen,
+        return subprocess.Popen(
             argv,
             stdin=stdin.fileno(),
             stdout=stdout.fileno(),
             stderr=stderr,
             start_new_session=new_session,
         )
+    finally:
+        stdin.close()
+        stdout.close()
+
+
+async def _started(argv: Sequence[str], stderr: int, new_session: bool) -> Child:
+    to_child, stdin = socket.socketpair()
+    stdout, from_child = socket.socketpair()
+    loop = asyncio.get_running_loop()
+    starting = loop.run_in_executor(_SPAWNING, _popen, argv, stdin, stdout, stderr, new_session)
+    try:
+        popen = await asyncio.shield(starting)
     except BaseException:
         to_child.close()
         from_child.close()
+        # Cancelled (the loop shutting down): the thread starts it all the same.
+        with contextlib.suppress(BaseException):
+            _killed(await starting, new_session)
         raise
-    finally:
-        stdin.close()  # the child's ends: it holds its own copies
-        stdout.close()
-    loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
+    handed = [from_child]
     try:
         read_end, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader, loop=loop), from_child
         )
+        handed.append(to_child)
         try:
             write_end, protocol = await loop.connect_write_pipe(
                 lambda: asyncio.streams.FlowControlMixin(loop), to_child
@@ -124,25 +160,36 @@ async def _started(argv: Sequence[str], stderr: int, new_session: bool) -> Child
             read_end.close()
             raise
     except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            if new_session:
-                os.killpg(popen.pid, signal.SIGKILL)
-            else:
-                popen.kill()
-        popen.wait()  # killed: it ends at once
-        to_child.close()  # no-ops once the loop has closed them
-        from_child.close()
+        _killed(popen, new_session)
+        # A socket handed to the loop is the loop's to close (uvloop closes its descriptor
+        # under the object): only one never handed over is closed here. Attaching fails only
+        # as the loop shuts down (a start is never cancelled otherwise).
+        if to_child not in handed:
+            to_child.close()
         raise
     writer = asyncio.StreamWriter(write_end, protocol, None, loop)
     return Child(popen, writer, reader, read_end)
+
+
+def _killed(popen: subprocess.Popen[bytes], group: bool) -> None:
+    """Kills ``popen`` (with its process group) and reaps it: killed, it ends at once."""
+    with contextlib.suppress(ProcessLookupError):
+        if group:
+            os.killpg(popen.pid, signal.SIGKILL)
+        else:
+            popen.kill()
+    popen.wait()
 
 
 async def _exited(popen: subprocess.Popen[bytes]) -> None:
     """Returns once ``popen`` has exited (not reaped: ``wait`` then returns at once)."""
     try:
         pidfd = os.pidfd_open(popen.pid)
-    except (AttributeError, OSError):  # no pidfd (before Linux 5.3, or elsewhere): a thread
-        await asyncio.to_thread(popen.wait)
+    except (AttributeError, OSError):
+        # No pidfd (before Linux 5.3, or refused by a seccomp profile): asked on this thread,
+        # so that no other thread reaps it while ``returncode`` and a kill look at its pid.
+        while popen.poll() is None:  # noqa: ASYNC110 -- nothing to wait on but the kernel
+            await asyncio.sleep(0.01)
         return
     loop = asyncio.get_running_loop()
     exited: asyncio.Future[None] = loop.create_future()
@@ -151,11 +198,13 @@ async def _exited(popen: subprocess.Popen[bytes]) -> None:
         if not exited.done():
             exited.set_result(None)
 
-    loop.add_reader(pidfd, readable)
     try:
-        await exited
+        loop.add_reader(pidfd, readable)
+        try:
+            await exited
+        finally:
+            loop.remove_reader(pidfd)
     finally:
-        loop.remove_reader(pidfd)
         os.close(pidfd)
 
 
