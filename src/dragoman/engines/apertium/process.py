@@ -145,27 +145,25 @@ async def _started(argv: Sequence[str], stderr: int, new_session: bool) -> Child
         with contextlib.suppress(BaseException):
             _killed(await starting, new_session)
         raise
+    # A socket handed to the loop is the loop's to close, even when attaching it fails
+    # (uvloop closes its descriptor under the object). Attaching fails only as the loop
+    # shuts down: a start is never cancelled otherwise.
     reader = asyncio.StreamReader(limit=READ_LIMIT, loop=loop)
-    handed = [from_child]
     try:
         read_end, _ = await loop.connect_read_pipe(
             lambda: asyncio.StreamReaderProtocol(reader, loop=loop), from_child
         )
-        handed.append(to_child)
-        try:
-            write_end, protocol = await loop.connect_write_pipe(
-                lambda: asyncio.streams.FlowControlMixin(loop), to_child
-            )
-        except BaseException:
-            read_end.close()
-            raise
     except BaseException:
         _killed(popen, new_session)
-        # A socket handed to the loop is the loop's to close (uvloop closes its descriptor
-        # under the object): only one never handed over is closed here. Attaching fails only
-        # as the loop shuts down (a start is never cancelled otherwise).
-        if to_child not in handed:
-            to_child.close()
+        to_child.close()  # never handed over
+        raise
+    try:
+        write_end, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.streams.FlowControlMixin(loop), to_child
+        )
+    except BaseException:
+        _killed(popen, new_session)
+        read_end.close()
         raise
     writer = asyncio.StreamWriter(write_end, protocol, None, loop)
     return Child(popen, writer, reader, read_end)
@@ -173,11 +171,7 @@ async def _started(argv: Sequence[str], stderr: int, new_session: bool) -> Child
 
 def _killed(popen: subprocess.Popen[bytes], group: bool) -> None:
     """Kills ``popen`` (with its process group) and reaps it: killed, it ends at once."""
-    with contextlib.suppress(ProcessLookupError):
-        if group:
-            os.killpg(popen.pid, signal.SIGKILL)
-        else:
-            popen.kill()
+    signal_kill(popen, group=group)
     popen.wait()
 
 
@@ -208,7 +202,7 @@ async def _exited(popen: subprocess.Popen[bytes]) -> None:
         os.close(pidfd)
 
 
-def signal_kill(proc: Child | None, *, group: bool = True) -> None:
+def signal_kill(proc: Child | subprocess.Popen[bytes] | None, *, group: bool = True) -> None:
     """Sends SIGKILL to ``proc`` (and its process group) without reaping it: whoever reads its
     pipes meets their end and reaps it."""
     if proc is None or proc.returncode is not None:
