@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+import time
 from pathlib import Path
 
 import psutil
@@ -39,6 +41,59 @@ async def test_a_stuck_pipeline_times_out_and_is_replaced(broken_modes: Path) ->
             await engine.translate(Pair("en", "fr"), ["Hello."])
         with pytest.raises(EngineTimeout):
             await engine.translate(Pair("en", "fr"), ["Hello again."])
+    finally:
+        await engine.close()
+
+
+def _slow_echo_mode(folder: Path, name: str, *, delay: float, answers: int) -> None:
+    """A mode whose one stage gives each segment back after ``delay`` seconds, and falls
+    silent after ``answers`` of them. Run as a program (its ``-z`` from the null-flush
+    script lands in its arguments)."""
+    script = folder / f"{name}.py"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        "import sys, time\n"
+        "answered = 0\n"
+        "segment = b''\n"
+        "while chunk := sys.stdin.buffer.read(1):\n"
+        "    segment += chunk\n"
+        "    if chunk != b'\\0':\n"
+        "        continue\n"
+        "    if answered == " + str(answers) + ":\n"
+        "        time.sleep(3600)\n"
+        "    time.sleep(" + str(delay) + ")\n"
+        "    sys.stdout.buffer.write(segment)\n"
+        "    sys.stdout.buffer.flush()\n"
+        "    answered += 1\n"
+        "    segment = b''\n"
+    )
+    script.chmod(0o755)
+    (folder / f"{name}.mode").write_text(f"{script}\n")
+
+
+async def test_a_batch_slower_than_the_timeout_passes_while_segments_keep_coming(
+    tmp_path: Path,
+) -> None:
+    # The timeout is on silence, not on the batch: four answers 0.3 s apart take 1.2 s.
+    _slow_echo_mode(tmp_path, "eng-fra", delay=0.3, answers=100)
+    engine = ApertiumEngine(tmp_path, pipelines_per_pair=1, read_timeout_s=0.8)
+    try:
+        began = time.monotonic()
+        out = await engine.translate(Pair("en", "fr"), ["One.", "Two.", "Three.", "Four."])
+        assert out == ["One.", "Two.", "Three.", "Four."]
+        assert time.monotonic() - began > 0.8
+    finally:
+        await engine.close()
+
+
+async def test_a_pipeline_that_falls_silent_midway_times_out(tmp_path: Path) -> None:
+    _slow_echo_mode(tmp_path, "eng-fra", delay=0.05, answers=2)
+    engine = ApertiumEngine(tmp_path, pipelines_per_pair=1, read_timeout_s=0.5)
+    try:
+        began = time.monotonic()
+        with pytest.raises(EngineTimeout, match=r"no output within 0\.5s"):
+            await engine.translate(Pair("en", "fr"), ["One.", "Two.", "Three.", "Four."])
+        assert time.monotonic() - began < 5  # half a second after the second answer
     finally:
         await engine.close()
 

@@ -4,6 +4,11 @@ Each pipeline is the pair's mode run in null-flush mode (``apertium-wblank-mode 
 segment is deformatted alone, followed by NUL, and the pipeline answers each NUL with one.
 Writing a whole batch before reading keeps all stages busy at once, so a batch of many
 segments costs about one pass of the engine.
+
+A batch fails when its pipeline gives no output for ``read_timeout_s``. One watch per batch
+(``_watch``) says so, rather than a timeout around each read: a batch reads each segment two
+to four times (head, tagger, its marker, tail), and a timeout armed and cancelled per read
+cost more than the read itself.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ class Pipeline:
         self._tail: Child | None = None
         self._tagger = Tagger(script.tagger) if script.tagger else None
         self._start_ended: asyncio.Event | None = None  # not None while a start is under way
+        self._output_at = 0.0  # when a stage last gave a segment (the loop's clock)
         self.uses = 0
         self.last_used = time.monotonic()
 
@@ -38,7 +44,11 @@ class Pipeline:
             flag = generator_flag(self._script.marks)
             self._head = await spawn_shell(self._script.head, asyncio.subprocess.DEVNULL, flag)
             if self._tagger is not None:
-                await self._tagger.start(self._read_one)
+                try:
+                    async with asyncio.timeout(self._read_timeout_s):
+                        await self._tagger.start(self._read_one)
+                except TimeoutError:
+                    raise self._stalled() from None
             if self._script.tail:
                 self._tail = await spawn_shell(self._script.tail, asyncio.subprocess.DEVNULL, flag)
         finally:
@@ -69,8 +79,23 @@ class Pipeline:
             steps.append(self._tagger.relay(len(segments), head.stdout, tail.stdin, self._read_one))
             last = tail.stdout
         reader = asyncio.ensure_future(self._read_all(last, len(segments), raw))
-        await until_done_or_failed([reader, *(asyncio.ensure_future(step) for step in steps)])
+        work: list[asyncio.Future[Any]] = [reader, *map(asyncio.ensure_future, steps)]
+        self._output_at = asyncio.get_running_loop().time()
+        await until_done_or_failed(work, watch=asyncio.ensure_future(self._watch()))
         return reader.result()
+
+    async def _watch(self) -> None:
+        """Raises ``EngineTimeout`` once no stage has given a segment for ``read_timeout_s``;
+        wakes once per that span while segments flow."""
+        loop = asyncio.get_running_loop()
+        while True:
+            left = self._output_at + self._read_timeout_s - loop.time()
+            if left <= 0:
+                raise self._stalled()
+            await asyncio.sleep(left)
+
+    def _stalled(self) -> EngineTimeout:
+        return EngineTimeout(f"apertium gave no output within {self._read_timeout_s}s")
 
     async def _read_all(self, stdout: asyncio.StreamReader, count: int, raw: bool) -> list[str]:
         outputs = []
@@ -84,13 +109,13 @@ class Pipeline:
         await write_to(stdin, payload, "apertium pipeline exited while translating")
 
     async def _read_one(self, stdout: asyncio.StreamReader) -> bytes:
+        """One segment's answer from a stage; how long it may take is ``_watch``'s."""
         try:
-            async with asyncio.timeout(self._read_timeout_s):  # no task per read, unlike wait_for
-                return await stdout.readuntil(b"\0")
-        except TimeoutError:
-            raise EngineTimeout(f"apertium gave no output within {self._read_timeout_s}s") from None
+            answer = await stdout.readuntil(b"\0")
         except asyncio.IncompleteReadError:
             raise EngineError("apertium pipeline exited while translating") from None
+        self._output_at = asyncio.get_running_loop().time()
+        return answer
 
     def interrupt(self) -> None:
         """Kills the processes of a pipeline that is lent out: its batch fails at once, and
@@ -127,16 +152,21 @@ class Pipeline:
             await self._tagger.stop()
 
 
-async def until_done_or_failed(tasks: list[asyncio.Future[Any]]) -> None:
-    """Waits for every task, or re-raises the first failure; no task outlives the call."""
+async def until_done_or_failed(
+    tasks: list[asyncio.Future[Any]], *, watch: asyncio.Future[Any] | None = None
+) -> None:
+    """Waits for every task, or re-raises the first failure, of a task or of ``watch`` (a
+    task that only ever fails, cancelled once the others are done); none outlives the call."""
+    watched = [watch] if watch is not None else []
     try:
         # The first failure of any step ends the batch at once; the pool then replaces
         # this pipeline, since whatever it still holds would shift the next batch.
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in done:
-            task.result()  # re-raises the step's failure
-        await asyncio.gather(*tasks)
+        waiting: set[asyncio.Future[Any]] = {*tasks, *watched}
+        while not all(task.done() for task in tasks):
+            done, waiting = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                task.result()  # re-raises the step's failure
     finally:
-        for task in tasks:
+        for task in (*tasks, *watched):
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, *watched, return_exceptions=True)
