@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import socket
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 
 import pytest
@@ -19,8 +19,22 @@ from dragoman.api.server import _Server
 @pytest.fixture
 def unfrozen() -> Iterator[None]:
     gc.unfreeze()
+    thresholds = gc.get_threshold()
     yield
     gc.unfreeze()
+    gc.set_threshold(*thresholds)
+
+
+def _young_collections_during(work: Callable[[], object]) -> int:
+    before = gc.get_stats()[0]["collections"]
+    work()
+    return int(gc.get_stats()[0]["collections"] - before)
+
+
+def _burst() -> None:
+    """What a request does to the heap: thousands of containers made, then freed."""
+    made = [[index] for index in range(5000)]
+    del made
 
 
 class _Watched(_Server):
@@ -50,6 +64,8 @@ async def test_a_started_server_freezes_what_its_start_up_built(unfrozen: None) 
             await server.up.wait()
         assert server.started
         assert gc.get_freeze_count() >= len(built)
+        # A request's worth of short-lived objects no longer sets off collections.
+        assert _young_collections_during(_burst) == 0
     finally:
         server.should_exit = True
         await serving
@@ -66,3 +82,4 @@ async def test_a_server_whose_start_up_failed_freezes_nothing(unfrozen: None) ->
         await server._serve()
     assert not server.started
     assert gc.get_freeze_count() == 0
+    assert _young_collections_during(_burst) > 0  # the collector as Python sets it
