@@ -240,6 +240,51 @@ async def test_a_read_on_sqlite_is_a_plain_call_that_sees_every_commit(db: Datab
         await db.reading(count)
 
 
+async def test_reads_keep_one_connection_and_hold_no_snapshot_between_them(
+    db: Database, tmp_path: Path
+) -> None:
+    """Reads share a connection rather than each checking one out of the pool, and each
+    ends its transaction: another process's commit is seen by the next read, and a
+    checkpoint between reads finds no reader holding the write-ahead log."""
+    await db.writing(lambda conn: conn.execute(text("CREATE TABLE t (n INTEGER)")))
+    used: list[int] = []
+
+    def count(conn: Any) -> int:
+        used.append(id(conn.connection.dbapi_connection))
+        return int(conn.execute(text("SELECT count(*) FROM t")).scalar_one())
+
+    other = sqlite3.connect(tmp_path / "store.db", timeout=5)
+    try:
+        for expected in range(3):
+            assert await db.reading(count) == expected
+            with other:
+                other.execute("INSERT INTO t VALUES (1)")
+            busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            assert busy == 0  # no read transaction left open on the kept connection
+        assert len(set(used)) == 1
+
+        def fails(conn: Any) -> int:
+            conn.execute(text("SELECT count(*) FROM t")).scalar_one()
+            raise ValueError("the caller's own error")
+
+        with pytest.raises(ValueError, match="own error"):
+            await db.reading(fails)
+        assert await db.reading(count) == 3  # a new connection after the failed read
+        busy, _, _ = other.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        assert busy == 0
+
+        # A read is not a place to write: what one wrote is rolled back as it ends, as a
+        # connection given back to the pool is, and no lock stays behind.
+        await db.reading(lambda conn: conn.execute(text("INSERT INTO t VALUES (2)")))
+        other.execute("PRAGMA busy_timeout = 100")
+        with other:
+            other.execute("INSERT INTO t VALUES (3)")
+        assert await db.reading(count) == 4
+    finally:
+        other.close()
+        await db.close()
+
+
 async def test_a_read_that_meets_another_process_lock_is_read_again_the_asyncio_way(
     db: Database,
 ) -> None:

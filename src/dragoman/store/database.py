@@ -147,6 +147,8 @@ class Database:
         self._engine: AsyncEngine | None = None
         # SQLite's reads and small writes, as plain calls on the loop's thread (``_plainly``).
         self._plain: Engine | None = None
+        # The plain engine's connection that reads keep between them (``_read_plainly``).
+        self._reader: Connection | None = None
         self._sqlite = url.startswith("sqlite")
         # SQLite allows one writer at a time; serialising writes here avoids lock waits.
         self._write_lock = asyncio.Lock() if self._sqlite else None
@@ -204,6 +206,9 @@ class Database:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(CLOSE_GRACE_S):
                 await self._idle.wait()
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
         if plain is not None:
             plain.dispose()
         await engine.dispose()
@@ -290,12 +295,32 @@ class Database:
             return _BUSY
         with self._counted(), _translated():
             try:
-                with plain.begin() if transaction else plain.connect() as conn:
+                if not transaction:
+                    return self._read_plainly(plain, work)
+                with plain.begin() as conn:
                     return work(conn)
             except OperationalError as exc:
                 if getattr(exc.orig, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY:
                     raise
         return _BUSY
+
+    def _read_plainly(self, plain: Engine, work: Callable[[Connection], T]) -> T:
+        """``work`` on the plain connection that reads keep, its transaction ended after it
+        (the snapshot it read is let go). Checking a connection out of the pool and back in
+        for each read cost as much as the read by primary key itself. A read that fails
+        closes the connection: the next one starts from a new one."""
+        reader = self._reader
+        if reader is None:
+            reader = self._reader = plain.connect()
+        try:
+            found = work(reader)
+            reader.rollback()
+        except BaseException:
+            self._reader = None
+            with contextlib.suppress(Exception):  # what the read raised is the news
+                reader.close()
+            raise
+        return found
 
     async def _in_one_go(self, work: Callable[[Connection], T], *, transaction: bool) -> T:
         if self._engine is None:
