@@ -48,7 +48,7 @@ BASELINE = "baseline"
 WORSE_THRESHOLD = 0.15
 BULK_ROUNDS = 3
 SYNC_ARGS = ["--requests", "100", "--rounds", "3"]
-REQUESTS_ARGS = ["--requests", "150", "--rounds", "3"]
+REQUESTS_ARGS = ["--requests", "300", "--rounds", "3"]
 SCALE_ARGS = ["--jobs", "2000"]
 
 
