@@ -159,6 +159,26 @@ async def test_a_retry_after_a_crash_between_storing_and_answering_gets_the_stor
     assert await job_ids(restarted) == [job_id]
 
 
+async def test_a_retry_after_the_glossary_was_deleted_gets_the_first_answer_again(
+    serve: Any,
+) -> None:
+    """The first answer, as it was: a key does not create again because what it created
+    has gone, and nothing is created by the retry."""
+    _, client = await serve()
+    first = await client.post("/v1/glossaries", json=glossary_body(), headers=KEY)
+    glossary_id = first.json()["id"]
+    assert (await client.delete(f"/v1/glossaries/{glossary_id}")).status_code == 204
+    again = await client.post("/v1/glossaries", json=glossary_body(), headers=KEY)
+    assert (again.status_code, again.json(), again.headers["Location"]) == (
+        201,
+        first.json(),
+        first.headers["Location"],
+    )
+    assert again.headers["Idempotent-Replayed"] == "true"
+    assert (await client.get(f"/v1/glossaries/{glossary_id}")).status_code == 404
+    assert (await client.get("/v1/glossaries")).json()["glossaries"] == []
+
+
 async def test_a_glossary_stored_by_a_request_that_died_is_the_retrys_answer(
     serve: Any,
 ) -> None:
