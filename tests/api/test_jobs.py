@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import uuid
 from typing import Any
 
 import httpx
@@ -129,6 +130,16 @@ async def test_listing_pages_through_jobs_newest_first(client: httpx.AsyncClient
         await finished(client, job_id)
     done = (await client.get("/v1/jobs", params={"status": "succeeded"})).json()
     assert len(done["jobs"]) == 3
+
+
+async def test_job_ids_grow_in_the_order_jobs_are_submitted(client: httpx.AsyncClient) -> None:
+    # Stored rows are keyed by job id: ids that grow keep inserts at the end of each index.
+    ids = [
+        (await client.post("/v1/jobs", json=job_body(f"Job {i}."))).json()["id"] for i in range(20)
+    ]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(re.fullmatch(r"[0-9a-f]{32}", job_id) for job_id in ids)
+    assert {uuid.UUID(hex=job_id).version for job_id in ids} == {7}
 
 
 async def test_cancelling_a_finished_job_is_a_conflict(client: httpx.AsyncClient) -> None:

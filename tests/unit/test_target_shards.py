@@ -52,6 +52,8 @@ def test_each_target_gets_its_ranges_side_by_side_by_its_own_engine(tmp_path: Pa
         ("fr", "pivot", 12, 15, 3),
     ]
     assert all(s.parent_id == "p" and s.targets == () and s.shards == 0 for s in shards)
+    # Made in order, keyed in order (``new_job_id``).
+    assert [s.id for s in shards] == sorted(s.id for s in shards)
 
 
 def test_a_small_job_into_several_languages_has_a_shard_per_target(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
-import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -35,7 +34,7 @@ from dragoman.jobs.intake import BusIntake, Intake, LocalIntake
 from dragoman.jobs.shards import Run, language_runs, route, shards_of
 from dragoman.jobs.waits import JobWaits
 from dragoman.languages import canonical
-from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, Translated
+from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, Translated, new_job_id
 from dragoman.reuse import Reuse
 from dragoman.reuse.export import job_tmx
 from dragoman.reuse.memories import TranslationMemories
@@ -232,7 +231,7 @@ class BatchRequestsManager:
         admitted = await self.admit(tenant, pair, documents, options, targets)
         several = tuple(targets) if len(targets) > 1 else ()
         job = Job(
-            id=uuid.uuid4().hex,
+            id=new_job_id(),
             tenant=tenant,
             source_lang=admitted.pair.source,
             target_lang=admitted.pair.target,

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import uuid
 from collections.abc import Sequence
 from datetime import datetime
 
 from dragoman.detection import Detection, candidates, check_routes, identify, preferring
 from dragoman.engines import Engines
-from dragoman.models import Document, Job, JobError, JobOptions, JobStatus, Pool
+from dragoman.models import Document, Job, JobError, JobOptions, JobStatus, Pool, new_job_id
 
 MULTIPLE = "mul"  # ISO 639-2: the source of a job whose documents are in several languages
 SAME_LANGUAGE = JobError("source_is_target", "Source and target language are equal.")
@@ -79,7 +78,7 @@ def failed_in_target(
         error = JobError(error.code, f"{error.message} ({same}: {target})")
     languages = {doc.source_lang for doc in documents}
     return Job(
-        id=uuid.uuid4().hex,
+        id=new_job_id(),
         tenant=tenant,
         source_lang=target if len(languages) == 1 else MULTIPLE,
         target_lang=target,

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import uuid
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from dragoman.engines import Engine, Engines, Pair
-from dragoman.models import Document, Job, Pool
+from dragoman.models import Document, Job, Pool, new_job_id
 from dragoman.settings import Settings
 
 
@@ -83,7 +82,7 @@ def shards_of(
                 out.append(
                     dataclasses.replace(
                         job,
-                        id=uuid.uuid4().hex,
+                        id=new_job_id(),
                         source_lang=source,
                         target_lang=target,
                         engine=engine.name if engine else job.engine,
