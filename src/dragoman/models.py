@@ -7,8 +7,6 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, NamedTuple
 
-import uuid6
-
 
 class JobStatus(StrEnum):
     """Where a job stands. Each state, in order of a normal life:
@@ -99,14 +97,6 @@ class Pair:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-def new_job_id() -> str:
-    """A new job's id: 32 hex digits of a UUIDv7, in creation order (ADR 0030). Jobs, their
-    documents and segments are stored by job id; ids that grow add rows at the end of each
-    index, where random ones touched a page of each anywhere and cost four times as much
-    to commit."""
-    return uuid6.uuid7().hex
 
 
 @dataclass(frozen=True, slots=True)

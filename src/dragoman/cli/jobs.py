@@ -331,7 +331,7 @@ def _follow(client: Client, job: JobView) -> JobView:
         TimeElapsedColumn(),
     )
     with Progress(*columns, console=console) as progress:
-        name = f"job {job['id'][:8]}"
+        name = f"job …{job['id'][-8:]}"  # an id's first digits are its time (ADR 0030)
         if len(job["targets"]) <= 1:
             task = progress.add_task(name, total=job["segments_total"], status=job["status"])
 

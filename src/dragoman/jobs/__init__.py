@@ -30,11 +30,12 @@ from dragoman.jobs.auto import (
     in_target,
     with_sources,
 )
+from dragoman.jobs.ids import new_job_id
 from dragoman.jobs.intake import BusIntake, Intake, LocalIntake
 from dragoman.jobs.shards import Run, language_runs, route, shards_of
 from dragoman.jobs.waits import JobWaits
 from dragoman.languages import canonical
-from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, Translated, new_job_id
+from dragoman.models import Document, Job, JobOptions, JobStatus, Pool, Translated
 from dragoman.reuse import Reuse
 from dragoman.reuse.export import job_tmx
 from dragoman.reuse.memories import TranslationMemories

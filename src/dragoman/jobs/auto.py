@@ -20,7 +20,8 @@ from datetime import datetime
 
 from dragoman.detection import Detection, candidates, check_routes, identify, preferring
 from dragoman.engines import Engines
-from dragoman.models import Document, Job, JobError, JobOptions, JobStatus, Pool, new_job_id
+from dragoman.jobs.ids import new_job_id
+from dragoman.models import Document, Job, JobError, JobOptions, JobStatus, Pool
 
 MULTIPLE = "mul"  # ISO 639-2: the source of a job whose documents are in several languages
 SAME_LANGUAGE = JobError("source_is_target", "Source and target language are equal.")

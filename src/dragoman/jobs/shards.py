@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from dragoman.engines import Engine, Engines, Pair
-from dragoman.models import Document, Job, Pool, new_job_id
+from dragoman.jobs.ids import new_job_id
+from dragoman.models import Document, Job, Pool
 from dragoman.settings import Settings
 
 

@@ -28,9 +28,10 @@ async function cancel(job, problem) {
   }
 }
 
-/** Enough of an id to tell jobs apart; the link's title and the job page have all of it. */
+/** Enough of an id to tell jobs apart: its last digits, since its first ones are the time
+ * it was made (ADR 0030); the link's title and the job page have all of it. */
 function shortId(id) {
-  return id.length > 12 ? `${id.slice(0, 8)}…` : id;
+  return id.length > 12 ? `…${id.slice(-8)}` : id;
 }
 
 function cells(job) {
