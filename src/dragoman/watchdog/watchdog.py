@@ -166,14 +166,12 @@ class Watchdog:
         # Committed first, published second: if the publish is lost (a crash, the broker
         # down), the jobs stay submitted and unclaimed, and the sweep publishes them again.
         worker = await self._router.send(jobs[0], Work.of(jobs))
-        for job in jobs:
-            log.info(
-                "job %s submitted to %s (attempt %d%s)",
-                job.id,
-                f"worker {worker}" if worker else f"pool {job.pool}",
-                job.attempts,
-                f", batch of {len(jobs)}" if len(jobs) > 1 else "",
-            )
+        # One line per batch, each job named in it (a line per job cost more than its dispatch).
+        log.info(
+            "submitted to %s: %s",
+            f"worker {worker}" if worker else f"pool {jobs[0].pool}",
+            ", ".join(f"job {job.id} (attempt {job.attempts})" for job in jobs),
+        )
         return True
 
     async def republish(self, jobs: list[Job]) -> int:
@@ -233,8 +231,11 @@ class Watchdog:
             or (done.status is JobStatus.FAILED and not (done.retryable and done.error))
         ]
         finished = await self._store.finish_many(ends, self._clock.now()) if ends else set()
-        for end in ends:
-            if end.job_id in finished:
+        ended = [end for end in ends if end.job_id in finished]
+        if succeeded := [end.job_id for end in ended if end.status is JobStatus.SUCCEEDED]:
+            log.info("succeeded: %s", ", ".join(f"job {job_id}" for job_id in succeeded))
+        for end in ended:
+            if end.status is not JobStatus.SUCCEEDED:
                 why = f": {end.error.message}" if end.error else ""
                 log.info("job %s %s%s", end.job_id, end.status.value, why)
         for done in outcomes:

@@ -197,14 +197,13 @@ class BatchWorker:
         return Done(unit.job.id, unit.attempt, status)
 
     async def _attempt(self, held: list[_Unit]) -> list[Done]:
-        for unit in held:
-            log.info(
-                "job %s running on worker %s (attempt %d, %d in batch)",
-                unit.job.id,
-                self.name,
-                unit.attempt,
-                len(held),
-            )
+        # One line per batch, each job named in it: a line per job cost the loop more than
+        # a small job's whole dispatch.
+        log.info(
+            "running on worker %s: %s",
+            self.name,
+            ", ".join(f"job {unit.job.id} (attempt {unit.attempt})" for unit in held),
+        )
         work = asyncio.create_task(self._translate(held))
         beats = asyncio.create_task(self._heartbeat(held, work))
         try:
