@@ -12,6 +12,7 @@ from dragoman.engines.legs import Legs
 from dragoman.engines.pivot import NAME as PIVOT
 from dragoman.engines.pivot import PivotEngine, PivotRoute, pivot_of, pivot_route, pivots
 from dragoman.engines.scores import Scored, Scores, scored
+from dragoman.engines.view import in_view
 from dragoman.errors import DragomanError, UnsupportedPair
 from dragoman.models import Pair, Pool
 
@@ -86,7 +87,10 @@ class Engines:
         """Each pair some engine serves itself, with those engines, its default first.
         Built again only when an engine's set of pairs is another object: each engine
         keeps its set while nothing it reads changed, and the table is asked for several
-        times per request."""
+        times per request; within ``view.one_view``, the engines are asked once."""
+        return in_view(self, self._fresh_table)
+
+    def _fresh_table(self) -> Mapping[Pair, tuple[Engine, ...]]:
         served = tuple(engine.pairs() for engine in self._engines.values())
         built_from, table = self._table
         if len(served) == len(built_from) and all(map(operator.is_, served, built_from)):

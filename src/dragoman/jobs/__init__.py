@@ -19,6 +19,7 @@ from datetime import datetime, timedelta
 
 from dragoman.detection import AUTO, Detection, sample
 from dragoman.engines import Engine, Engines, Pair
+from dragoman.engines.view import in_one_view
 from dragoman.errors import Conflict, InvalidRequest, NotFound, PayloadTooLarge
 from dragoman.formats.markup import parse_stored
 from dragoman.glossaries import Terminology
@@ -213,6 +214,7 @@ class BatchRequestsManager:
         await self._usage.charge(tenant, charged)
         return Admitted(pair, list(documents), runs, engine, memory_ids, segments, charged)
 
+    @in_one_view  # the engines installed when it came in, however often it asks
     async def submit(
         self,
         tenant: str | None,
