@@ -13,12 +13,16 @@ from dragoman.bus.memory import MemoryBus
 from dragoman.engines import Engines, Pair
 from dragoman.engines.view import in_one_view, one_view
 from dragoman.errors import UnsupportedPair
+from dragoman.glossaries import Terminology
 from dragoman.jobs import LocalIntake
 from dragoman.metrics import Metrics
 from dragoman.models import Document, JobOptions, JobStatus
 from dragoman.queue import BatchRequestsQueue
+from dragoman.reuse import Reuse
 from dragoman.runtime import Runtime
 from dragoman.store.sql import SqlJobStore
+from dragoman.translation import TextRequest, TextTranslation
+from dragoman.usage import UsageMeter
 from tests.conftest import FakeClock, ScriptedEngine, a_manager
 
 EN_ES, EN_DE = Pair("en", "es"), Pair("en", "de")
@@ -114,4 +118,30 @@ async def test_a_submission_asks_the_engines_for_their_pairs_once(
         assert job.status is JobStatus.QUEUED
         assert neural.asked == 1
     finally:
+        await store.close()
+
+
+async def test_a_synchronous_translation_asks_the_engines_for_their_pairs_once(
+    make_settings: Any, clock: FakeClock
+) -> None:
+    # The resolution and the segment cache's version each looked; the batcher, which
+    # translates the misses in a task of its own, looks once more (three before the view).
+    store = SqlJobStore("sqlite+aiosqlite:///:memory:")
+    await store.open()
+    table, neural = engines()
+    runtime = Runtime(make_settings(), store, MemoryBus(), clock, Metrics())
+    sync = TextTranslation(
+        runtime.settings,
+        table,
+        runtime.metrics,
+        usage=UsageMeter(runtime),
+        terminology=Terminology(runtime, engines=table),
+        cache=Reuse(runtime, engines=table),
+    )
+    try:
+        done = await sync.translate(TextRequest(None, "en", "es", ["One.", "Two."]))
+        assert done.texts == ["ONE.", "TWO."]
+        assert neural.asked == 2
+    finally:
+        await sync.close()
         await store.close()

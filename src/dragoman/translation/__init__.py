@@ -43,6 +43,7 @@ from dragoman.detection import (
     preferring,
 )
 from dragoman.engines import Engines, Pair
+from dragoman.engines.view import in_one_view
 from dragoman.errors import PayloadTooLarge, UnsupportedPair
 from dragoman.glossaries import Terminology, Terms, keep_terms
 from dragoman.languages import canonical
@@ -122,6 +123,7 @@ class TextTranslation:
         """Every pair translated here, through a pivot too."""
         return {pair for pair, _ in self._engines.languages()}
 
+    @in_one_view  # the engines installed when it came in, however often it asks
     async def translate(self, request: TextRequest) -> TextResult:
         """Each text's translation, in order, or the first refusal (nothing is charged)."""
         self.check_limits(request.texts)
