@@ -5,6 +5,7 @@ tasks and threads it starts, and in the next request, every change is seen at on
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -103,33 +104,32 @@ async def _resolved(table: Engines, pair: Pair) -> str:
     return table.resolve(pair).name
 
 
-async def test_a_submission_asks_the_engines_for_their_pairs_once(
-    make_settings: Any, clock: FakeClock
-) -> None:
-    # Admission, the segment cache's version and the model that results name each resolve
-    # the pair: three looks at a neural engine's models folder before this view.
+@pytest.fixture
+async def runtime(make_settings: Any, clock: FakeClock) -> AsyncIterator[Runtime]:
     store = SqlJobStore("sqlite+aiosqlite:///:memory:")
     await store.open()
-    table, neural = engines()
-    runtime = Runtime(make_settings(), store, MemoryBus(), clock, Metrics())
-    manager = a_manager(runtime, table, LocalIntake(BatchRequestsQueue(), lambda: None))
     try:
-        job = await manager.submit(None, EN_ES, [Document("d", ["One.", "Two."])], JobOptions())
-        assert job.status is JobStatus.QUEUED
-        assert neural.asked == 1
+        yield Runtime(make_settings(), store, MemoryBus(), clock, Metrics())
     finally:
         await store.close()
 
 
+async def test_a_submission_asks_the_engines_for_their_pairs_once(runtime: Runtime) -> None:
+    # Admission, the segment cache's version and the model that results name each resolve
+    # the pair: three looks at a neural engine's models folder before this view.
+    table, neural = engines()
+    manager = a_manager(runtime, table, LocalIntake(BatchRequestsQueue(), lambda: None))
+    job = await manager.submit(None, EN_ES, [Document("d", ["One.", "Two."])], JobOptions())
+    assert job.status is JobStatus.QUEUED
+    assert neural.asked == 1
+
+
 async def test_a_synchronous_translation_asks_the_engines_for_their_pairs_once(
-    make_settings: Any, clock: FakeClock
+    runtime: Runtime,
 ) -> None:
     # The resolution and the segment cache's version each looked; the batcher, which
     # translates the misses in a task of its own, looks once more (three before the view).
-    store = SqlJobStore("sqlite+aiosqlite:///:memory:")
-    await store.open()
     table, neural = engines()
-    runtime = Runtime(make_settings(), store, MemoryBus(), clock, Metrics())
     sync = TextTranslation(
         runtime.settings,
         table,
@@ -144,4 +144,3 @@ async def test_a_synchronous_translation_asks_the_engines_for_their_pairs_once(
         assert neural.asked == 2
     finally:
         await sync.close()
-        await store.close()
